@@ -1,0 +1,58 @@
+# PhotoWall: `make run` serves the wall, `make test` runs every test, `make bench` prints benchmarks.
+# Each target installs the Debian and PyPI packages it needs first.
+
+SHELL      := /bin/bash
+SWIFT      ?= swift
+VENV       := .build/venv
+PY         := $(VENV)/bin/python
+PIP_PINS   := six==1.16.0 qs-parse-rest==0.2.20240920 pytest==8.3.3 pillow==13.0.0
+DEBUG_BIN   = $(shell $(SWIFT) build --show-bin-path)/photowall
+RELEASE_BIN = $(shell $(SWIFT) build -c release --show-bin-path)/photowall
+
+.PHONY: all deps deps-test deps-bench venv build release run test test-swift test-python test-asan bench clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh build
+
+deps-test:
+	@scripts/install-deps.sh test
+
+deps-bench:
+	@scripts/install-deps.sh bench
+
+$(VENV)/.pins: Makefile
+	@test -x $(PY) || python3 -m venv $(VENV)
+	@$(PY) -m pip install -q $(PIP_PINS)
+	@echo "$(PIP_PINS)" > $@
+
+venv: deps-test $(VENV)/.pins
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+## Serve the wall with the embedded defaults (SQLite + Storage/), on http://127.0.0.1:1337/parse
+run: release
+	$(RELEASE_BIN) serve $(ARGS)
+
+## Every test: Swift (unit + live server), the Python Parse client, and the imaging corpus under ASan.
+test: venv
+	$(SWIFT) build --build-tests
+	PHOTOWALL_BIN=$(DEBUG_BIN) $(SWIFT) test --skip-build 2>&1 | tee .build/swift-test.log; test $${PIPESTATUS[0]} -eq 0
+	PHOTOWALL_BIN=$(DEBUG_BIN) $(PY) -m pytest -q Tests/python
+	$(MAKE) test-asan
+
+test-asan:
+	@if [ -d Tests/PhotoWallImagingTests ] && grep -rqs "@Test" Tests/PhotoWallImagingTests; then \
+	  $(SWIFT) test --sanitize=address --scratch-path .build/asan --filter PhotoWallImagingTests; \
+	else echo "test-asan: no imaging tests yet"; fi
+
+bench: deps-bench venv release
+	scripts/bench.sh $(RELEASE_BIN)
+
+clean:
+	rm -rf .build

@@ -1,0 +1,51 @@
+// swift-tools-version:6.0
+// PhotoWall: a self-hosted, Parse-compatible backend for social photo walls.
+// No remote packages: everything outside the toolchain comes from Debian via pkg-config.
+import PackageDescription
+
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "PhotoWall",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "photowall", targets: ["photowall"]),
+    ],
+    targets: [
+        // MARK: C libraries from Debian (module maps only)
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
+        .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
+        .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(name: "CLCMS2", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CXCrypt", pkgConfig: "libxcrypt", providers: [.apt(["libcrypt-dev"])]),
+
+        // MARK: thin C shims (variadic calls, setjmp error paths)
+        .target(name: "CMHDShim", dependencies: ["CMicroHTTPD"]),
+        .target(name: "CCurlShim", dependencies: ["CCurl"]),
+        .target(name: "CImageShim", dependencies: ["CJPEG", "CPNG", "CLCMS2"]),
+
+        // MARK: Swift modules, one concern each (engine → routes → services → adapters)
+        .target(name: "PhotoWallCore", swiftSettings: strict),
+        .target(name: "PhotoWallCrypto", dependencies: ["CCrypto", "CXCrypt"], swiftSettings: strict),
+        .target(name: "PhotoWallHTTP", dependencies: ["CMicroHTTPD", "CMHDShim", "PhotoWallCore"], swiftSettings: strict),
+        .target(name: "PhotoWallSQL", dependencies: ["CSQLite", "PhotoWallCore"], swiftSettings: strict),
+        .target(name: "PhotoWallImaging", dependencies: ["CImageShim", "CJPEG", "CTurboJPEG", "CPNG", "CLCMS2"], swiftSettings: strict),
+        .target(name: "PhotoWallStorage", dependencies: ["PhotoWallCore", "PhotoWallSQL", "PhotoWallCrypto"], swiftSettings: strict),
+        .target(name: "PhotoWallServices", dependencies: ["PhotoWallCore", "PhotoWallStorage", "PhotoWallCrypto"], swiftSettings: strict),
+        .target(name: "PhotoWallREST", dependencies: ["PhotoWallCore", "PhotoWallHTTP", "PhotoWallServices"], swiftSettings: strict),
+        .executableTarget(name: "photowall", dependencies: ["PhotoWallREST", "PhotoWallHTTP", "PhotoWallServices", "PhotoWallStorage", "PhotoWallImaging", "PhotoWallCore"], swiftSettings: strict),
+
+        // MARK: tests
+        .target(name: "PhotoWallTesting", dependencies: ["PhotoWallCore"], path: "Tests/PhotoWallTesting", swiftSettings: strict),
+        .testTarget(name: "PhotoWallCoreTests", dependencies: ["PhotoWallCore", "PhotoWallCrypto"], swiftSettings: strict),
+        .testTarget(name: "PhotoWallHTTPTests", dependencies: ["PhotoWallHTTP", "PhotoWallTesting"], swiftSettings: strict),
+        .testTarget(name: "PhotoWallImagingTests", dependencies: ["PhotoWallImaging", "PhotoWallTesting"], swiftSettings: strict),
+        .testTarget(name: "PhotoWallStorageTests", dependencies: ["PhotoWallStorage"], swiftSettings: strict),
+        .testTarget(name: "PhotoWallAPITests", dependencies: ["PhotoWallTesting", "PhotoWallCore"], swiftSettings: strict),
+    ]
+)

@@ -1,0 +1,1 @@
+#include "CMHDShim.h"

@@ -1,0 +1,105 @@
+import Foundation
+
+extension JSON: Codable {
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.singleValueContainer()
+        if c.decodeNil() { self = .null; return }
+        if let b = try? c.decode(Bool.self) { self = .bool(b); return }
+        if let n = try? c.decode(Double.self) { self = .number(n); return }
+        if let s = try? c.decode(String.self) { self = .string(s); return }
+        if let a = try? c.decode([JSON].self) { self = .array(a); return }
+        self = .object(try c.decode([String: JSON].self))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        switch self {
+        case .null: try c.encodeNil()
+        case .bool(let b): try c.encode(b)
+        case .number(let n): try c.encode(n)
+        case .string(let s): try c.encode(s)
+        case .array(let a): try c.encode(a)
+        case .object(let o): try c.encode(o)
+        }
+    }
+}
+
+extension JSON {
+    /// Parses UTF-8 JSON text strictly (RFC 8259), nesting at most 256 deep.
+    ///
+    /// - Throws: `ParseError` 107 (`invalidJSON`) when the text is not valid JSON.
+    public static func parse(_ data: some Collection<UInt8>) throws(ParseError) -> JSON {
+        let result: JSON? = data.withContiguousStorageIfAvailable { try? JSONParser.parse($0) }
+            ?? Array(data).withUnsafeBufferPointer { try? JSONParser.parse($0) }
+        guard let result else { throw ParseError(.invalidJSON, "Invalid JSON.") }
+        return result
+    }
+
+    /// Parses a JSON text held in a string.
+    public static func parse(_ text: String) throws(ParseError) -> JSON {
+        try parse(Array(text.utf8))
+    }
+
+    /// Compact UTF-8 serialisation; object keys are written in sorted order so output is stable.
+    public var serialized: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        write(into: &out)
+        return out
+    }
+
+    /// The serialised text as a `String`.
+    public var text: String { String(decoding: serialized, as: UTF8.self) }
+
+    public func write(into out: inout [UInt8]) {
+        switch self {
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .number(let n): JSON.writeNumber(n, into: &out)
+        case .string(let s): JSON.writeString(s, into: &out)
+        case .array(let a):
+            out.append(UInt8(ascii: "["))
+            for (i, v) in a.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                v.write(into: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let o):
+            out.append(UInt8(ascii: "{"))
+            for (i, k) in o.keys.sorted().enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                JSON.writeString(k, into: &out)
+                out.append(UInt8(ascii: ":"))
+                o[k]!.write(into: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    static func writeNumber(_ n: Double, into out: inout [UInt8]) {
+        if !n.isFinite { out.append(contentsOf: "null".utf8); return }
+        if n.rounded() == n, abs(n) < 9.0e15 {
+            out.append(contentsOf: String(Int64(n)).utf8)
+        } else {
+            out.append(contentsOf: "\(n)".utf8)
+        }
+    }
+
+    static func writeString(_ s: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+        for b in s.utf8 {
+            switch b {
+            case UInt8(ascii: "\""): out.append(contentsOf: [92, 34])
+            case UInt8(ascii: "\\"): out.append(contentsOf: [92, 92])
+            case 0x0A: out.append(contentsOf: [92, UInt8(ascii: "n")])
+            case 0x0D: out.append(contentsOf: [92, UInt8(ascii: "r")])
+            case 0x09: out.append(contentsOf: [92, UInt8(ascii: "t")])
+            case 0..<0x20:
+                out.append(contentsOf: [92, UInt8(ascii: "u"), 48, 48, hex[Int(b >> 4)], hex[Int(b & 15)]])
+            default: out.append(b)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+}

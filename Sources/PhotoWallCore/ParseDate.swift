@@ -1,0 +1,100 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Parse's date format: ISO 8601 UTC with exactly three fractional digits, `yyyy-MM-ddTHH:mm:ss.SSSZ`.
+///
+/// Stored internally as whole milliseconds since the Unix epoch, so ordering and keyset
+/// cursors compare integers. - Source: parse-rest-api.md §1 ("Dates").
+public struct ParseDate: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public var millisecondsSince1970: Int64
+
+    public init(millisecondsSince1970: Int64) { self.millisecondsSince1970 = millisecondsSince1970 }
+
+    /// The current wall-clock time, truncated to milliseconds.
+    public static func now() -> ParseDate {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return ParseDate(millisecondsSince1970: Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000)
+    }
+
+    public static func < (a: ParseDate, b: ParseDate) -> Bool { a.millisecondsSince1970 < b.millisecondsSince1970 }
+
+    /// `2016-03-11T23:51:48.050Z`.
+    public var iso: String {
+        var secs = time_t(millisecondsSince1970 >= 0 ? millisecondsSince1970 / 1000 : (millisecondsSince1970 - 999) / 1000)
+        let ms = Int(millisecondsSince1970 - Int64(secs) * 1000)
+        var t = tm()
+        gmtime_r(&secs, &t)
+        func pad(_ v: Int32, _ w: Int) -> String {
+            let s = String(v)
+            return s.count >= w ? s : String(repeating: "0", count: w - s.count) + s
+        }
+        return "\(pad(t.tm_year + 1900, 4))-\(pad(t.tm_mon + 1, 2))-\(pad(t.tm_mday, 2))T\(pad(t.tm_hour, 2)):\(pad(t.tm_min, 2)):\(pad(t.tm_sec, 2)).\(pad(Int32(ms), 3))Z"
+    }
+
+    public var description: String { iso }
+
+    /// `{"__type":"Date","iso":"…"}`.
+    public var json: JSON { ["__type": "Date", "iso": .string(iso)] }
+
+    /// Parses `yyyy-MM-ddTHH:mm:ss[.fraction](Z|±hh:mm)`; returns nil when the text is not such a date.
+    public init?(iso text: String) {
+        let b = Array(text.utf8)
+        guard b.count >= 20 else { return nil }
+        func num(_ r: Range<Int>) -> Int? {
+            var v = 0
+            for i in r {
+                guard i < b.count, b[i] >= 48, b[i] <= 57 else { return nil }
+                v = v * 10 + Int(b[i] - 48)
+            }
+            return v
+        }
+        guard let year = num(0..<4), b[4] == 45, let mon = num(5..<7), b[7] == 45, let day = num(8..<10),
+              b[10] == 84 || b[10] == 116 || b[10] == 32, let hour = num(11..<13), b[13] == 58,
+              let minute = num(14..<16), b[16] == 58, let sec = num(17..<19),
+              (1...12).contains(mon), (1...31).contains(day), hour < 24, minute < 60, sec < 61
+        else { return nil }
+        var i = 19
+        var ms = 0
+        if i < b.count, b[i] == 46 {
+            i += 1
+            var digits = 0
+            while i < b.count, b[i] >= 48, b[i] <= 57 {
+                if digits < 3 { ms = ms * 10 + Int(b[i] - 48) }
+                digits += 1; i += 1
+            }
+            guard digits > 0 else { return nil }
+            if digits < 3 { for _ in digits..<3 { ms *= 10 } }
+        }
+        var offset = 0
+        guard i < b.count else { return nil }
+        if b[i] == 90 || b[i] == 122 {
+            i += 1
+        } else if b[i] == 43 || b[i] == 45, b.count >= i + 6, let oh = num(i + 1..<i + 3),
+                  b[i + 3] == 58, let om = num(i + 4..<i + 6) {
+            offset = (oh * 60 + om) * 60 * (b[i] == 43 ? 1 : -1)
+            i += 6
+        } else {
+            return nil
+        }
+        guard i == b.count else { return nil }
+        // Days from civil (Howard Hinnant's algorithm).
+        let y = mon <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = (mon + 9) % 12
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        let days = era * 146097 + doe - 719468
+        let seconds = Int64(days) * 86400 + Int64(hour * 3600 + minute * 60 + sec) - Int64(offset)
+        self.millisecondsSince1970 = seconds * 1000 + Int64(ms)
+    }
+
+    /// Accepts an ISO string or a `{"__type":"Date","iso":…}` object.
+    public init?(json: JSON) {
+        if let s = json.stringValue { self.init(iso: s); return }
+        if json.parseType == "Date", let s = json["iso"]?.stringValue { self.init(iso: s); return }
+        return nil
+    }
+}

@@ -1,0 +1,122 @@
+internal import CMicroHTTPD
+import PhotoWallCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension Engine {
+    /// Turns a `Response` into an MHD response with `X-Request-Id` (and `Connection: close` while
+    /// shutting down). Runs on a worker or an event thread; file bodies are opened here.
+    func prepare(_ response: Response, requestID: String) -> PreparedResponse {
+        let status = response.status
+        if !(200...599).contains(status) {
+            logger.error("handler returned an invalid status, sending 500", ["status": "\(status)", "request.id": requestID])
+            return prepare(Engine.internalError, requestID: requestID)
+        }
+        let raw: OpaquePointer
+        switch response.body {
+        case .empty:
+            raw = MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT)
+        case .bytes(let bytes):
+            raw = bytes.withUnsafeBytes {
+                MHD_create_response_from_buffer($0.count, UnsafeMutableRawPointer(mutating: $0.baseAddress), .RESPMEM_MUST_COPY)
+            }
+        case .file(let path, let offset, let length):
+            switch openFileBody(path: path, offset: offset, length: length, requestID: requestID) {
+            case .success(let fileResponse):
+                raw = fileResponse
+            case .failure(let fallback):
+                return prepare(fallback.response, requestID: requestID)
+            }
+        }
+        for (name, value) in response.headers where Engine.isForwardable(name: name, value: value) {
+            if MHD_add_response_header(raw, name, value) != .YES {
+                logger.warning("response header refused by libmicrohttpd", ["header": name, "request.id": requestID])
+            }
+        }
+        _ = MHD_add_response_header(raw, "X-Request-Id", requestID)
+        if closing.load(ordering: .relaxed) {
+            _ = MHD_add_response_header(raw, "Connection", "close")
+        }
+        return PreparedResponse(raw: raw, status: status)
+    }
+
+    struct FileBodyError: Error { var response: Response }
+
+    /// Opens `path` and wraps `length` bytes from `offset` in an fd response; MHD closes the fd.
+    private func openFileBody(path: String, offset: Int64, length: Int64, requestID: String)
+        -> Result<OpaquePointer, FileBodyError> {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let code = errno
+            logger.warning("file response cannot be opened", ["errno": "\(code)", "request.id": requestID])
+            return .failure(FileBodyError(response: code == ENOENT
+                ? .json(["error": "not found"], status: 404) : Engine.internalError))
+        }
+        var info = stat()
+        let (end, overflow) = offset.addingReportingOverflow(length)
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
+              offset >= 0, length >= 0, !overflow, end <= Int64(info.st_size) else {
+            close(fd)
+            logger.error("file response range is outside the file", ["request.id": requestID])
+            return .failure(FileBodyError(response: Engine.internalError))
+        }
+        guard let raw = MHD_create_response_from_fd_at_offset64(UInt64(length), fd, UInt64(offset)) else {
+            close(fd)
+            return .failure(FileBodyError(response: Engine.internalError))
+        }
+        return .success(raw) // the response now owns fd
+    }
+
+    static let internalError = Response.json(["error": "internal server error"], status: 500)
+
+    /// Headers the engine passes on. libmicrohttpd writes framing itself (`Content-Length`,
+    /// `Transfer-Encoding`); `X-Request-Id` is always the engine's; CR, LF and NUL never go out.
+    static func isForwardable(name: String, value: String) -> Bool {
+        let lower = name.lowercased()
+        if lower == "content-length" || lower == "transfer-encoding" || lower == "x-request-id" { return false }
+        guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else { return false }
+        return !value.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0 }
+    }
+
+    private static func isTokenByte(_ c: UInt8) -> Bool {
+        switch c {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: return true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+             UInt8(ascii: "'"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."),
+             UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            return true
+        default: return false
+        }
+    }
+
+    // MARK: - Access log
+
+    func writeAccessLog(_ context: RequestContext, termination: RequestTermination) {
+        let elapsed = context.started.duration(to: .now)
+        let (seconds, attoseconds) = elapsed.components
+        let milliseconds = Double(seconds) * 1000 + Double(attoseconds) / 1e15
+        let entry = AccessLogEntry(method: context.head.method, path: context.head.path, status: context.status,
+                                   durationMilliseconds: milliseconds, requestID: context.head.requestID,
+                                   remoteAddress: context.head.remoteAddress, termination: termination,
+                                   bodyBytes: context.bodyBytes)
+        if configuration.accessLog && logger.level <= .info {
+            let status = entry.status.map { "\($0)" } ?? "-"
+            let ms = Engine.oneDecimal(milliseconds)
+            if termination == .completed {
+                logger.info("request", ["method": entry.method, "path": entry.path, "status": status, "ms": ms,
+                                        "request.id": entry.requestID])
+            } else {
+                logger.info("request", ["method": entry.method, "path": entry.path, "status": status, "ms": ms,
+                                        "request.id": entry.requestID, "end": termination.rawValue])
+            }
+        }
+        configuration.onRequestCompleted?(entry)
+    }
+
+    /// `12.3` style, rounded to one decimal.
+    static func oneDecimal(_ value: Double) -> String {
+        let tenths = Int((max(0, value) * 10).rounded())
+        return "\(tenths / 10).\(tenths % 10)"
+    }
+}

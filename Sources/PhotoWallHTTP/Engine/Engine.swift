@@ -1,0 +1,297 @@
+internal import CMicroHTTPD
+import PhotoWallCore
+import Synchronization
+
+/// The request state machine behind `HTTPServer`: libmicrohttpd's callbacks land here.
+///
+/// One `Engine` per running daemon. `HTTPServer` keeps it retained (as the callbacks' `cls`) from
+/// `MHD_start_daemon` until `MHD_stop_daemon` has returned.
+final class Engine: Sendable {
+    let router: Router
+    let configuration: HTTPServer.Configuration
+    let logger: Logger
+    let workers: WorkerPool
+    /// Set by shutdown: responses then carry `Connection: close`.
+    let closing = Atomic<Bool>(false)
+
+    private struct Registry {
+        var live: [ObjectIdentifier: RequestContext] = [:]
+        /// No new handler may be dispatched (shutdown gave up waiting).
+        var stopping = false
+    }
+    private let registry = Mutex(Registry())
+
+    /// Requests that send no more than this many body bytes to a route that answers without reading
+    /// them (`.immediate`, `.respond`) have the body read and dropped, so the connection stays open.
+    static let discardableBodyBytes = 64 * 1024
+
+    init(router: Router, configuration: HTTPServer.Configuration) {
+        self.router = router
+        self.configuration = configuration
+        self.logger = configuration.logger
+        self.workers = WorkerPool(threadCount: configuration.workerThreads, name: "http-worker")
+    }
+
+    /// Recovers the engine from a callback's `cls` (unretained: `HTTPServer` holds the reference).
+    static func from(_ cls: UnsafeMutableRawPointer) -> Engine {
+        Unmanaged<Engine>.fromOpaque(cls).takeUnretainedValue()
+    }
+
+    /// Requests between their first access-handler call and their completion.
+    var inFlightCount: Int { registry.withLock { $0.live.count } }
+
+    // MARK: - Access handler
+
+    /// One call of MHD's access handler (see `engineAccessHandler`).
+    func access(connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?,
+                uploadData: UnsafePointer<CChar>?, uploadDataSize: UnsafeMutablePointer<Int>,
+                requestSlot: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> MHD_Result {
+        if let existing = requestSlot.pointee {
+            let context = Unmanaged<RequestContext>.fromOpaque(existing).takeUnretainedValue()
+            return proceed(context, connection: connection, uploadData: uploadData, uploadDataSize: uploadDataSize)
+        }
+        // First call: the head is complete, no body byte has been read (nor `100 Continue` sent).
+        var (head, chunked, expectsContinue) = readHead(connection: connection, url: url, method: method)
+        let plan = router.resolve(&head)
+        let context = RequestContext(head: head, chunked: chunked, expectsContinue: expectsContinue)
+        registry.withLock { $0.live[ObjectIdentifier(context)] = context }
+        // Retain rule: this +1 lives in MHD's per-request slot until engineRequestCompleted, which MHD
+        // calls exactly once for every request whose access handler ran, balances it.
+        requestSlot.pointee = Unmanaged.passRetained(context).toOpaque()
+        return begin(context, plan: plan, connection: connection)
+    }
+
+    private func begin(_ context: RequestContext, plan: RoutePlan, connection: OpaquePointer) -> MHD_Result {
+        let head = context.head
+        switch plan {
+        case .immediate(let response):
+            return answerWithoutBody(context, response, connection: connection)
+        case .buffered(let maxBodyBytes, let handler):
+            if let length = head.contentLength, length > maxBodyBytes {
+                return queueNow(context, Engine.payloadTooLarge, connection: connection)
+            }
+            context.body.reserveCapacity(min(head.contentLength ?? 0, 1 << 20))
+            context.phase = .buffering(maxBodyBytes: maxBodyBytes, handler: handler)
+            return .YES
+        case .streamed(let maxBodyBytes, let open, let handler):
+            if let length = head.contentLength, length > maxBodyBytes {
+                return queueNow(context, Engine.payloadTooLarge, connection: connection)
+            }
+            switch open(head) {
+            case .respond(let response):
+                return answerWithoutBody(context, response, connection: connection)
+            case .sink(let sink):
+                context.sink = sink
+                context.phase = .streaming(maxBodyBytes: maxBodyBytes, handler: handler, sink: sink)
+                return .YES
+            }
+        }
+    }
+
+    /// Answers without running a handler. Normally on a later call, because 0.9.75 closes the connection
+    /// after a response queued from the headers-only first call (notes pitfall 8a). Right now (and so
+    /// closing) only when the client is about to send a body that is big, chunked, or held back for
+    /// `100 Continue`: reading it would be wasted work.
+    private func answerWithoutBody(_ context: RequestContext, _ response: Response, connection: OpaquePointer) -> MHD_Result {
+        let smallBody = (context.head.contentLength ?? Int.max) <= Engine.discardableBodyBytes
+        if !context.declaresBody || (smallBody && !context.expectsContinue) {
+            context.phase = .discarding(response)
+            return .YES
+        }
+        return queueNow(context, response, connection: connection)
+    }
+
+    /// Every call after the first: a body piece, the end of the body, or the call after a resume.
+    private func proceed(_ context: RequestContext, connection: OpaquePointer, uploadData: UnsafePointer<CChar>?,
+                         uploadDataSize: UnsafeMutablePointer<Int>) -> MHD_Result {
+        let size = uploadDataSize.pointee
+        if size > 0 {
+            uploadDataSize.pointee = 0 // consumed (notes pitfall 8b); MHD calls again with the next piece
+            guard let uploadData else { return .NO }
+            return receive(context, UnsafeRawBufferPointer(start: uploadData, count: size))
+        }
+        switch context.phase {
+        case .discarding(let response):
+            return queueNow(context, response, connection: connection)
+        case .buffering(_, let handler):
+            let request = Request(head: context.head, body: context.body)
+            context.body = []
+            return dispatch(context, connection: connection) { handler(request) }
+        case .streaming(_, let handler, let sink):
+            let head = context.head
+            return dispatch(context, connection: connection) { handler(head, sink) }
+        case .dispatched:
+            return queueHandlerResponse(context, connection: connection)
+        case .responded:
+            return .YES
+        }
+    }
+
+    private func receive(_ context: RequestContext, _ bytes: UnsafeRawBufferPointer) -> MHD_Result {
+        context.bodyBytes += bytes.count
+        switch context.phase {
+        case .buffering(let maxBodyBytes, _):
+            guard context.bodyBytes <= maxBodyBytes else { return bodyOverLimit(context, maxBodyBytes) }
+            context.body.append(contentsOf: bytes)
+        case .streaming(let maxBodyBytes, _, let sink):
+            guard context.bodyBytes <= maxBodyBytes else { return bodyOverLimit(context, maxBodyBytes) }
+            do {
+                try sink.write(bytes)
+            } catch {
+                logger.notice("request body sink failed, closing connection",
+                              ["request.id": context.head.requestID, "error": "\(error)"])
+                return .NO
+            }
+        case .discarding:
+            guard context.bodyBytes <= Engine.discardableBodyBytes else { return .NO }
+        case .dispatched, .responded:
+            return .NO // MHD delivers no body after the final call; refuse rather than guess
+        }
+        return .YES
+    }
+
+    /// MHD 0.9.75 cannot queue a response mid-body (notes pitfall 8d): the only answer is to close.
+    /// The completion callback then aborts the sink.
+    private func bodyOverLimit(_ context: RequestContext, _ maxBodyBytes: Int) -> MHD_Result {
+        logger.notice("request body over limit, closing connection",
+                      ["request.id": context.head.requestID, "limit.bytes": "\(maxBodyBytes)"])
+        return .NO
+    }
+
+    // MARK: - Worker hand-off
+
+    /// Suspends the connection and runs `work` on the worker pool; the response comes back through
+    /// `context.handoff` and is queued when MHD calls the access handler after the resume.
+    private func dispatch(_ context: RequestContext, connection: OpaquePointer,
+                          _ work: @escaping @Sendable () -> Response) -> MHD_Result {
+        let connectionBits = UInt(bitPattern: connection)
+        // Under the registry lock so that shutdown's sweep sees either no suspension or a finished one.
+        let accepted = registry.withLock { registry -> Bool in
+            guard !registry.stopping else { return false }
+            context.handoff.withLock { $0 = .suspended(connectionBits: connectionBits) }
+            MHD_suspend_connection(connection)
+            return true
+        }
+        guard accepted else { return .NO }
+        context.phase = .dispatched
+        context.handlerStarted = true
+        let requestID = context.head.requestID
+        workers.submit { [self] in
+            let response = work()
+            complete(context, with: prepare(response, requestID: requestID))
+        }
+        return .YES
+    }
+
+    /// Worker thread: hands the response to the event thread and resumes the connection, unless the
+    /// request was abandoned or finished meanwhile.
+    private func complete(_ context: RequestContext, with prepared: PreparedResponse) {
+        let handedOver = context.handoff.withLock { state -> Bool in
+            guard case .suspended(let connectionBits) = state else { return false }
+            state = .ready(prepared)
+            MHD_resume_connection(OpaquePointer(bitPattern: connectionBits))
+            return true
+        }
+        if !handedOver { prepared.destroy() }
+    }
+
+    private func queueHandlerResponse(_ context: RequestContext, connection: OpaquePointer) -> MHD_Result {
+        enum Next { case wait, queue(PreparedResponse), close }
+        let next = context.handoff.withLock { state -> Next in
+            switch state {
+            case .ready(let prepared):
+                state = .engine
+                return .queue(prepared)
+            case .suspended:
+                return .wait // not resumed by us: nothing to send yet
+            case .engine, .abandoned, .finished:
+                return .close
+            }
+        }
+        switch next {
+        case .wait: return .YES
+        case .queue(let prepared): return queue(context, prepared, connection: connection)
+        case .close: return .NO
+        }
+    }
+
+    // MARK: - Queueing
+
+    private func queueNow(_ context: RequestContext, _ response: Response, connection: OpaquePointer) -> MHD_Result {
+        queue(context, prepare(response, requestID: context.head.requestID), connection: connection)
+    }
+
+    private func queue(_ context: RequestContext, _ prepared: PreparedResponse, connection: OpaquePointer) -> MHD_Result {
+        let result = MHD_queue_response(connection, UInt32(prepared.status), prepared.raw)
+        prepared.destroy() // MHD keeps its own reference while sending
+        context.phase = .responded
+        if result == .YES {
+            context.status = prepared.status
+        } else {
+            logger.warning("MHD_queue_response failed", ["request.id": context.head.requestID])
+        }
+        return result
+    }
+
+    static let payloadTooLarge = Response.json(["error": .string(HTTPError.payloadTooLarge.message)],
+                                               status: HTTPError.payloadTooLarge.status)
+
+    // MARK: - Completion
+
+    /// MHD's request-completed callback, for every termination code.
+    func requestCompleted(_ context: RequestContext, code: MHD_RequestTerminationCode) {
+        let leftover = context.handoff.withLock { state -> PreparedResponse? in
+            defer { state = .finished }
+            if case .ready(let prepared) = state { return prepared }
+            return nil
+        }
+        leftover?.destroy()
+        if let sink = context.sink, !context.handlerStarted, !context.sinkAborted {
+            context.sinkAborted = true
+            sink.abort()
+        }
+        registry.withLock { _ = $0.live.removeValue(forKey: ObjectIdentifier(context)) }
+        writeAccessLog(context, termination: RequestTermination(code))
+    }
+
+    // MARK: - Shutdown
+
+    /// Stops dispatching handlers and resumes every suspended connection so `MHD_stop_daemon` can close
+    /// it (0.9.75 panics when stopped with connections still suspended). Handlers still running finish
+    /// on their worker; their responses are dropped.
+    /// - Returns: how many running handlers were abandoned.
+    func abandonRunningHandlers() -> Int {
+        registry.withLock { registry in
+            registry.stopping = true
+            var abandoned = 0
+            for context in registry.live.values {
+                context.handoff.withLock { state in
+                    if case .suspended(let connectionBits) = state {
+                        state = .abandoned
+                        MHD_resume_connection(OpaquePointer(bitPattern: connectionBits))
+                        abandoned += 1
+                    }
+                }
+            }
+            return abandoned
+        }
+    }
+
+    /// A libmicrohttpd error-log line.
+    func logLibraryMessage(_ message: String) {
+        logger.notice("libmicrohttpd: \(message)")
+    }
+}
+
+extension RequestTermination {
+    init(_ code: MHD_RequestTerminationCode) {
+        switch code {
+        case .REQUEST_TERMINATED_COMPLETED_OK: self = .completed
+        case .REQUEST_TERMINATED_WITH_ERROR: self = .error
+        case .REQUEST_TERMINATED_TIMEOUT_REACHED: self = .timeout
+        case .REQUEST_TERMINATED_DAEMON_SHUTDOWN: self = .shutdown
+        case .REQUEST_TERMINATED_READ_ERROR: self = .readError
+        case .REQUEST_TERMINATED_CLIENT_ABORT: self = .clientAbort
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import PhotoWallCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension HTTPServer {
+    /// Settings of one `HTTPServer`; fixed once the server starts.
+    ///
+    /// Defaults follow notes/http-and-infra.md §8 (64 KiB per connection, about 4096 connections,
+    /// 30 s idle timeout, one epoll thread per core).
+    public struct Configuration: Sendable {
+        /// IPv4 address to bind, dotted quad (`127.0.0.1`, `0.0.0.0`). IPv6 is not supported.
+        public var host: String = "127.0.0.1"
+        /// TCP port, 0–65535; 0 lets the kernel pick a free one (read it back from `start()` or `port`).
+        public var port: Int = 0
+        /// libmicrohttpd event (epoll) threads. They only parse and move bytes; never blocked by handlers.
+        public var eventThreads: Int = Configuration.processorCount
+        /// OS threads that run route handlers (which may block on SQLite, fsync, libcurl).
+        public var workerThreads: Int = 32
+        /// Memory pool per connection in bytes; it bounds header size and each body piece. 32–64 KiB is
+        /// the sweet spot (notes pitfall 8c): RSS grows by this much per open connection.
+        public var connectionMemoryLimitBytes: Int = 64 * 1024
+        /// Open connections in total; further clients wait in the listen backlog.
+        public var connectionLimit: Int = 4096
+        /// Open connections per client IP; 0 = no limit.
+        public var perIPConnectionLimit: Int = 0
+        /// A connection idle (no bytes in or out) this many seconds is closed; 0 = never.
+        /// Connections whose handler is running are not timed out.
+        public var idleTimeoutSeconds: Int = 30
+        /// `listen(2)` backlog.
+        public var listenBacklog: Int = 1024
+        /// Used by `runUntilSignal()`: how long to wait for requests in progress after SIGINT/SIGTERM.
+        public var shutdownGracePeriodSeconds: Double = 10
+        /// Engine messages and access lines; its `level` filters them (access lines are `.info`).
+        public var logger: Logger = Logger(label: "http")
+        /// Write one access line per request (method, path without query, status, ms, request id).
+        public var accessLog: Bool = true
+        /// Called once per finished request, on an event thread, after the access line; must not block.
+        /// For metrics and tests.
+        public var onRequestCompleted: (@Sendable (AccessLogEntry) -> Void)? = nil
+
+        public init(host: String = "127.0.0.1", port: Int = 0, logger: Logger = Logger(label: "http")) {
+            self.host = host
+            self.port = port
+            self.logger = logger
+        }
+
+        /// Online processors (at least 1).
+        public static var processorCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+    }
+}

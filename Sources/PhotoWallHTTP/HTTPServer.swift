@@ -1,0 +1,245 @@
+internal import CMicroHTTPD
+internal import CMHDShim
+internal import Dispatch
+import PhotoWallCore
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An HTTP/1.1 server on libmicrohttpd that answers requests through a `Router`.
+///
+/// Event threads (epoll) parse requests and move bytes; route handlers run on a separate pool of
+/// `workerThreads` OS threads, so they may block. Request bodies are limited per route and streamed
+/// or buffered as the route's `RoutePlan` says; every response carries `X-Request-Id`.
+///
+/// ```swift
+/// var router = Router()
+/// router.add("GET", "/health") { _ in .immediate(.json(["status": "ok"])) }
+/// let server = HTTPServer(configuration: .init(host: "127.0.0.1", port: 1337), router: router)
+/// let port = try server.start()
+/// server.runUntilSignal()          // until SIGINT/SIGTERM, then a graceful shutdown
+/// ```
+///
+/// Lifecycle: initial → running → shuttingDown → stopped. A server starts at most once.
+public final class HTTPServer: Sendable {
+    public let configuration: Configuration
+    public let router: Router
+
+    private enum Lifecycle {
+        case initial
+        case running(Running)
+        case shuttingDown(port: Int)
+        case stopped(port: Int)
+    }
+
+    /// What exists while the daemon runs.
+    ///
+    /// `@unchecked Sendable`: `daemon` (a `CMHDShim_Daemon *`) is stopped only by the one caller that
+    /// moves the lifecycle from `.running` to `.shuttingDown` under `lifecycle`; the other MHD calls
+    /// made on it (quiesce, port) are thread-safe.
+    private struct Running: @unchecked Sendable {
+        let daemon: OpaquePointer
+        let engine: Engine
+        /// The +1 handed to MHD as the callbacks' `cls`; released after `CMHDShim_stop_daemon`.
+        let engineReference: Unmanaged<Engine>
+        let port: Int
+    }
+
+    private let lifecycle = Mutex(Lifecycle.initial)
+    /// Entered by `start()`, left once stopped; `runUntilSignal()` waits on it.
+    private let stoppedGroup = DispatchGroup()
+
+    /// - Parameters:
+    ///   - configuration: fixed for the server's life.
+    ///   - router: routes to answer; immutable once handed over.
+    public init(configuration: Configuration = Configuration(), router: Router) {
+        self.configuration = configuration
+        self.router = router
+    }
+
+    deinit {
+        shutdown(gracePeriodSeconds: 0)
+    }
+
+    /// The bound TCP port: 0 before `start()`, then the real port (also after shutdown).
+    public var port: Int {
+        lifecycle.withLock { state in
+            switch state {
+            case .initial: return 0
+            case .running(let running): return running.port
+            case .shuttingDown(let port), .stopped(let port): return port
+            }
+        }
+    }
+
+    /// Binds, starts the event and worker threads, and returns at once.
+    ///
+    /// - Returns: the bound port (the kernel's choice when `configuration.port` is 0).
+    /// - Throws: `HTTPServerError` `.alreadyStarted` when called twice, `.invalidConfiguration` for
+    ///   out-of-range settings, `.startFailed` (with `systemError`, e.g. `EADDRINUSE`) when
+    ///   libmicrohttpd cannot start.
+    @discardableResult
+    public func start() throws -> Int {
+        try lifecycle.withLock { state throws(HTTPServerError) -> Int in
+            guard case .initial = state else {
+                throw HTTPServerError(code: .alreadyStarted, message: "HTTP server was already started")
+            }
+            let running = try launch()
+            stoppedGroup.enter()
+            state = .running(running)
+            configuration.logger.notice("HTTP server listening",
+                                        ["host": configuration.host, "port": "\(running.port)"])
+            return running.port
+        }
+    }
+
+    private func launch() throws(HTTPServerError) -> Running {
+        let c = configuration
+        func invalid(_ message: String) -> HTTPServerError { HTTPServerError(code: .invalidConfiguration, message: message) }
+        guard (0...65535).contains(c.port) else { throw invalid("port must be 0–65535, got \(c.port)") }
+        guard (1...1024).contains(c.eventThreads) else { throw invalid("eventThreads must be 1–1024") }
+        guard (1...4096).contains(c.workerThreads) else { throw invalid("workerThreads must be 1–4096") }
+        guard c.connectionMemoryLimitBytes >= 4096 else { throw invalid("connectionMemoryLimitBytes must be at least 4096") }
+        guard c.connectionLimit >= 1, c.connectionLimit <= Int(UInt32.max), c.perIPConnectionLimit >= 0,
+              c.perIPConnectionLimit <= Int(UInt32.max), c.idleTimeoutSeconds >= 0,
+              c.idleTimeoutSeconds <= Int(UInt32.max), c.listenBacklog >= 0, c.listenBacklog <= Int(UInt32.max)
+        else { throw invalid("connection limits, timeout and backlog must be non-negative 32-bit values") }
+
+        let engine = Engine(router: router, configuration: c)
+        // Retain rule: MHD's callbacks get this +1 as `cls`; it is released after MHD_stop_daemon.
+        let reference = Unmanaged.passRetained(engine)
+        var errorNumber: Int32 = 0
+        let daemon: OpaquePointer? = c.host.withCString { host in
+            var shim = CMHDShim_Config()
+            shim.bind_address = host
+            shim.port = UInt16(c.port)
+            shim.thread_pool_size = UInt32(c.eventThreads)
+            shim.connection_memory_limit = c.connectionMemoryLimitBytes
+            shim.connection_limit = UInt32(c.connectionLimit)
+            shim.per_ip_connection_limit = UInt32(c.perIPConnectionLimit)
+            shim.connection_timeout_seconds = UInt32(c.idleTimeoutSeconds)
+            shim.listen_backlog = UInt32(c.listenBacklog)
+            shim.raw_url = 1
+            shim.access_handler = engineAccessHandler
+            shim.access_handler_cls = reference.toOpaque()
+            shim.completed_callback = engineRequestCompleted
+            shim.completed_callback_cls = reference.toOpaque()
+            shim.log_function = engineLog
+            shim.log_cls = reference.toOpaque()
+            return CMHDShim_start_daemon(&shim, &errorNumber)
+        }
+        guard let daemon else {
+            engine.workers.stop()
+            reference.release()
+            if errorNumber == EINVAL {
+                throw invalid("host must be an IPv4 address, got \"\(c.host)\"")
+            }
+            throw HTTPServerError(code: .startFailed,
+                                  message: "cannot start HTTP server on \(c.host):\(c.port)", systemError: errorNumber)
+        }
+        let port = Int(CMHDShim_daemon_bind_port(daemon))
+        return Running(daemon: daemon, engine: engine, engineReference: reference, port: port)
+    }
+
+    /// Stops gracefully: stops accepting (new connections are refused at once), lets requests in
+    /// progress finish for up to `gracePeriodSeconds`, then closes every connection and stops.
+    ///
+    /// Responses sent meanwhile carry `Connection: close`. Handlers still running after the grace
+    /// period finish on their worker thread, but their responses are dropped and their connections
+    /// closed. Blocks until stopped; safe to call more than once and from several threads (later calls
+    /// wait for the first one). Before `start()` it just marks the server stopped.
+    ///
+    /// - Parameter gracePeriodSeconds: ≥ 0; how long to wait for requests in progress.
+    public func shutdown(gracePeriodSeconds: Double = 10) {
+        enum Step { case nothing, waitForOther, stop(Running) }
+        let step = lifecycle.withLock { state -> Step in
+            switch state {
+            case .initial:
+                state = .stopped(port: 0)
+                return .nothing
+            case .running(let running):
+                state = .shuttingDown(port: running.port)
+                return .stop(running)
+            case .shuttingDown:
+                return .waitForOther
+            case .stopped:
+                return .nothing
+            }
+        }
+        switch step {
+        case .nothing:
+            return
+        case .waitForOther:
+            stoppedGroup.wait()
+        case .stop(let running):
+            stop(running, gracePeriodSeconds: gracePeriodSeconds)
+            lifecycle.withLock { $0 = .stopped(port: running.port) }
+            stoppedGroup.leave()
+        }
+    }
+
+    private func stop(_ running: Running, gracePeriodSeconds: Double) {
+        let logger = configuration.logger
+        let engine = running.engine
+        engine.closing.store(true, ordering: .relaxed)
+        let mhd = CMHDShim_daemon_mhd(running.daemon)
+        // MHD stops polling the listening socket; it stays open until MHD_stop_daemon returns (MHD's
+        // threads may still hold it), so stop the kernel from accepting on it right away.
+        let listenFD = MHD_quiesce_daemon(mhd)
+        if listenFD >= 0 {
+            _ = CMHDShim_stop_listening(listenFD)
+        } else {
+            logger.warning("MHD_quiesce_daemon failed; new connections are accepted until the daemon stops")
+        }
+        let deadline = ContinuousClock.now + .milliseconds(Int64(max(0, gracePeriodSeconds) * 1000))
+        while engine.inFlightCount > 0 && ContinuousClock.now < deadline {
+            usleep(5_000)
+        }
+        let unfinished = engine.inFlightCount
+        let abandoned = engine.abandonRunningHandlers()
+        if unfinished > 0 {
+            logger.warning("grace period over, closing requests in progress",
+                           ["requests": "\(unfinished)", "handlers.abandoned": "\(abandoned)"])
+        }
+        CMHDShim_stop_daemon(running.daemon)
+        if listenFD >= 0 { close(listenFD) }
+        engine.workers.stop()
+        running.engineReference.release()
+        logger.notice("HTTP server stopped", ["port": "\(running.port)"])
+    }
+
+    /// Blocks until the server has stopped, shutting it down gracefully on SIGINT or SIGTERM
+    /// (grace period: `configuration.shutdownGracePeriodSeconds`).
+    ///
+    /// Call after `start()`, from the main thread of a CLI. The two signals' default action is
+    /// replaced while it runs (ignored, then delivered through Dispatch sources) and restored when it
+    /// returns. Also returns when another thread calls `shutdown`. Returns at once if never started.
+    public func runUntilSignal() {
+        runUntilSignal(onSignalHandlersInstalled: nil)
+    }
+
+    /// `runUntilSignal()` with a hook called once the signal sources are live (for tests).
+    func runUntilSignal(onSignalHandlersInstalled ready: (@Sendable () -> Void)?) {
+        let grace = configuration.shutdownGracePeriodSeconds
+        let queue = DispatchQueue(label: "photowall.http.signals")
+        var sources: [any DispatchSourceSignal] = []
+        var previous: [(Int32, __sighandler_t?)] = []
+        for signalNumber in [SIGINT, SIGTERM] {
+            // Ignore first: otherwise the default action kills the process before the source sees it.
+            previous.append((signalNumber, signal(signalNumber, SIG_IGN)))
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
+            source.setEventHandler { [self] in
+                configuration.logger.notice("signal received, shutting down",
+                                            ["signal": "\(signalNumber)", "grace.seconds": "\(grace)"])
+                shutdown(gracePeriodSeconds: grace)
+            }
+            source.resume()
+            sources.append(source)
+        }
+        ready?()
+        stoppedGroup.wait()
+        for source in sources { source.cancel() }
+        for (signalNumber, handler) in previous { _ = signal(signalNumber, handler) }
+    }
+}

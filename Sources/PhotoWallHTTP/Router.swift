@@ -1,0 +1,89 @@
+import PhotoWallCore
+
+/// Maps a method and path to a `RoutePlan`. Built once, then handed to `HTTPServer` (immutable after).
+///
+/// Patterns are `/`-separated literals, `:name` (one segment, percent-decoded into
+/// `RequestHead.pathParameters`) and a final `*name` (the rest of the path, possibly empty).
+/// `HEAD` falls back to the `GET` route (the engine drops the body). Routes are tried in the
+/// order added; the first match wins.
+public struct Router: Sendable {
+    public typealias PlanMaker = @Sendable (RequestHead) -> RoutePlan
+
+    struct Route: Sendable {
+        var method: String
+        var segments: [Substring]
+        var make: PlanMaker
+    }
+
+    var routes: [Route] = []
+    var fallback: PlanMaker
+
+    /// - Parameter fallback: the plan for paths no route matches (default: 404 `{"error":"not found"}`).
+    public init(fallback: PlanMaker? = nil) {
+        self.fallback = fallback ?? { _ in .immediate(.json(["error": "not found"], status: 404)) }
+    }
+
+    /// Adds a route. `method` is upper-case, or `*` for any method.
+    public mutating func add(_ method: String, _ pattern: String, _ make: @escaping PlanMaker) {
+        routes.append(Route(method: method, segments: pattern.split(separator: "/", omittingEmptySubsequences: true), make: make))
+    }
+
+    /// Finds the plan for `head`, filling `head.pathParameters`.
+    public func resolve(_ head: inout RequestHead) -> RoutePlan {
+        let parts = head.path.split(separator: "/", omittingEmptySubsequences: true)
+        for method in head.method == "HEAD" ? ["HEAD", "GET"] : [head.method] {
+            for route in routes where route.method == method || route.method == "*" {
+                if let params = Router.match(route.segments, parts) {
+                    head.pathParameters = params
+                    return route.make(head)
+                }
+            }
+        }
+        return fallback(head)
+    }
+
+    static func match(_ pattern: [Substring], _ parts: [Substring]) -> [String: String]? {
+        var params: [String: String] = [:]
+        var i = 0
+        for (pi, seg) in pattern.enumerated() {
+            if seg.hasPrefix("*") {
+                params[String(seg.dropFirst())] = parts[min(i, parts.count)...].map { percentDecode($0) }.joined(separator: "/")
+                return pi == pattern.count - 1 ? params : nil
+            }
+            guard i < parts.count else { return nil }
+            if seg.hasPrefix(":") {
+                params[String(seg.dropFirst())] = percentDecode(parts[i])
+            } else if seg != parts[i] {
+                return nil
+            }
+            i += 1
+        }
+        return i == parts.count ? params : nil
+    }
+}
+
+/// Decodes `%XX` escapes (and `+` as space when `plusAsSpace`); invalid escapes are kept as written.
+public func percentDecode(_ s: some StringProtocol, plusAsSpace: Bool = false) -> String {
+    var out: [UInt8] = []
+    let b = Array(s.utf8)
+    out.reserveCapacity(b.count)
+    var i = 0
+    func hex(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 48...57: return c - 48
+        case 65...70: return c - 55
+        case 97...102: return c - 87
+        default: return nil
+        }
+    }
+    while i < b.count {
+        if b[i] == 37, i + 2 < b.count, let h = hex(b[i + 1]), let l = hex(b[i + 2]) {
+            out.append(h << 4 | l); i += 3
+        } else if plusAsSpace && b[i] == 43 {
+            out.append(32); i += 1
+        } else {
+            out.append(b[i]); i += 1
+        }
+    }
+    return String(decoding: out, as: UTF8.self)
+}

@@ -1,0 +1,37 @@
+/// Sniffs and reads a header: the first step of every thumbnail.
+enum HeaderReader {
+    /// - Throws: `.unsupportedType` for anything but JPEG/PNG; `.corrupt` or
+    ///   `.truncated` when the header itself is damaged.
+    static func read(_ bytes: UnsafeRawBufferPointer) throws(ImagingError) -> ImageHeader {
+        let type = ImageSniffer.sniff(bytes)
+        switch type {
+        case .jpeg:
+            let h = try JPEGHeaderParser.parse(bytes)
+            return ImageHeader(type: .jpeg, width: h.width, height: h.height,
+                               orientation: h.orientation, isProgressive: h.progressive)
+        case .png:
+            let h = try PNGHeaderParser.parse(bytes)
+            return ImageHeader(type: .png, width: h.width, height: h.height,
+                               orientation: h.orientation, isProgressive: h.interlaced)
+        default:
+            throw .unsupported(type)
+        }
+    }
+
+    /// Refuses images over the configured limits, from the header alone.
+    static func checkLimits(_ header: ImageHeader, _ options: ThumbnailOptions) throws(ImagingError) {
+        if header.width > options.maxSidePixels || header.height > options.maxSidePixels {
+            throw .tooLarge(width: header.width, height: header.height,
+                            limit: "the limit is \(options.maxSidePixels) pixels per side", type: header.type)
+        }
+        if header.megapixels > options.maxMegapixels {
+            throw .tooLarge(width: header.width, height: header.height,
+                            limit: "the limit is \(formatMegapixels(options.maxMegapixels)) megapixels",
+                            type: header.type)
+        }
+    }
+
+    private static func formatMegapixels(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+}

@@ -1,0 +1,89 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Lanczos3 weights for one axis, in 14-bit fixed point.
+///
+/// For output pixel `o`, input pixels `starts[o] ..< starts[o] + counts[o]`
+/// are weighted by `weights[o * maxTaps ..< o * maxTaps + counts[o]]`, which
+/// sum to exactly `FilterPlan.one`, so flat areas keep their exact value.
+/// The window is clipped to the image and renormalised at the edges
+/// (Pillow's `precompute_coeffs`).
+struct FilterPlan {
+    static let shift: Int32 = 14
+    static let one: Int32 = 1 << 14
+
+    let inPixels: Int
+    let outPixels: Int
+    let maxTaps: Int
+    let starts: [Int]
+    let counts: [Int]
+    let weights: [Int32]
+    /// Output equals input: no filtering needed on this axis.
+    let isIdentity: Bool
+
+    /// - Parameters:
+    ///   - inPixels: Pixels on this axis in the input (>= 1).
+    ///   - inExtent: Geometric size of the input in its pixel units (<= inPixels;
+    ///     smaller when the last box/DCT pixel covers only part of a block).
+    ///   - outPixels: Pixels wanted (>= 1).
+    init(inPixels: Int, inExtent: Double, outPixels: Int) {
+        precondition(inPixels >= 1 && outPixels >= 1 && inExtent > 0)
+        self.inPixels = inPixels
+        self.outPixels = outPixels
+        isIdentity = inPixels == outPixels && inExtent == Double(inPixels)
+        let scale = inExtent / Double(outPixels)
+        let filterScale = max(scale, 1.0)
+        let support = 3.0 * filterScale
+        let maxTaps = min(Int((support * 2).rounded(.up)) + 2, inPixels)
+        self.maxTaps = maxTaps
+        var starts = [Int](repeating: 0, count: outPixels)
+        var counts = [Int](repeating: 0, count: outPixels)
+        var weights = [Int32](repeating: 0, count: outPixels * maxTaps)
+        var real = [Double](repeating: 0, count: maxTaps)
+        for o in 0..<outPixels {
+            let center = (Double(o) + 0.5) * scale
+            var first = max(Int((center - support + 0.5).rounded(.down)), 0)
+            var last = min(Int((center + support + 0.5).rounded(.down)), inPixels)
+            if last - first > maxTaps { last = first + maxTaps }
+            if last <= first {                       // degenerate: nearest pixel
+                first = min(max(Int(center), 0), inPixels - 1)
+                last = first + 1
+            }
+            var sum = 0.0
+            for i in first..<last {
+                let w = Self.lanczos3((Double(i) - center + 0.5) / filterScale)
+                real[i - first] = w
+                sum += w
+            }
+            if sum == 0 {                             // cannot happen for lanczos3 windows; stay safe
+                for i in first..<last { real[i - first] = 1 }
+                sum = Double(last - first)
+            }
+            var total: Int32 = 0
+            var biggest = 0
+            for i in 0..<(last - first) {
+                let w = Int32((real[i] / sum * Double(Self.one)).rounded())
+                weights[o * maxTaps + i] = w
+                total += w
+                if w > weights[o * maxTaps + biggest] { biggest = i }
+            }
+            weights[o * maxTaps + biggest] += Self.one - total   // exact unit sum
+            starts[o] = first
+            counts[o] = last - first
+        }
+        self.starts = starts
+        self.counts = counts
+        self.weights = weights
+    }
+
+    static func lanczos3(_ x: Double) -> Double {
+        let ax = abs(x)
+        if ax < 1e-9 { return 1 }
+        if ax >= 3 { return 0 }
+        let px = Double.pi * ax
+        return 3 * sin(px) * sin(px / 3) / (px * px)
+    }
+}

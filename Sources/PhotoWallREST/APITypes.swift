@@ -1,0 +1,71 @@
+import PhotoWallCore
+import PhotoWallHTTP
+import PhotoWallServices
+
+/// One API call after credentials are resolved, as routes see it (also used for `/batch` sub-requests).
+struct APIRequest {
+    var method: String
+    /// Path segments after the mount path, percent-decoded (`["classes","WallImage","xyz"]`).
+    var segments: [String]
+    /// Query parameters for reads (query string values JSON-parsed when they parse), or the body for `_method:GET`.
+    var params: [String: JSON]
+    /// The JSON body of writes.
+    var body: [String: JSON]
+    var auth: AuthContext
+    var credentials: Credentials
+}
+
+/// A route's answer before rendering.
+struct APIResponse {
+    var status: Int = 200
+    var json: JSON
+    /// Absolute URL for `Location` on 201.
+    var location: String?
+
+    static func ok(_ json: JSON) -> APIResponse { APIResponse(json: json) }
+    static func created(_ json: JSON, location: String) -> APIResponse { APIResponse(status: 201, json: json, location: location) }
+}
+
+/// Errors the REST layer answers without a Parse code (`{"error":"…"}`): 403 unauthorized, 404 route.
+struct PlainError: Error {
+    var status: Int
+    var message: String
+    static let unauthorized = PlainError(status: 403, message: "unauthorized")
+    static let masterKeyRequired = PlainError(status: 403, message: "unauthorized: master key is required")
+}
+
+enum Render {
+    static let corsHeaders: [(String, String)] = [
+        ("Access-Control-Allow-Origin", "*"),
+        ("Access-Control-Allow-Methods", "GET,PUT,POST,DELETE,OPTIONS"),
+        ("Access-Control-Allow-Headers", "X-Parse-Master-Key, X-Parse-REST-API-Key, X-Parse-Javascript-Key, X-Parse-Application-Id, X-Parse-Client-Version, X-Parse-Session-Token, X-Requested-With, X-Parse-Revocable-Session, X-Parse-Request-Id, Content-Type, Pragma, Cache-Control, X-Parse-Installation-Id, X-Parse-Client-Key, Upload-Offset, Upload-Length, Upload-Metadata, Tus-Resumable, Upload-Checksum"),
+        ("Access-Control-Expose-Headers", "X-Parse-Job-Status-Id, X-Parse-Push-Status-Id, Location, Upload-Offset, Upload-Length, X-Request-Id"),
+    ]
+
+    static func json(_ value: JSON, status: Int, headers extra: [(String, String)] = []) -> Response {
+        var h = HTTPHeaders(corsHeaders)
+        for (k, v) in extra { h.add(k, v) }
+        return Response.json(value, status: status, headers: h)
+    }
+
+    static func api(_ r: APIResponse) -> Response {
+        json(r.json, status: r.status, headers: r.location.map { [("Location", $0)] } ?? [])
+    }
+
+    /// Renders any error: `ParseError` → `{"code","error"}`, `PlainError` → `{"error"}`, anything
+    /// else → 500 `{"code":1,"message":"Internal server error."}` with the cause logged.
+    static func error(_ error: any Error, logger: Logger, requestID: String) -> Response {
+        switch error {
+        case let e as ParseError:
+            if e.code == .internalServerError {
+                logger.error("internal error", ["request.id": requestID, "at": e.location, "cause": String(describing: e.cause.map { "\($0)" } ?? e.message)])
+            }
+            return json(e.json, status: e.status)
+        case let e as PlainError:
+            return json(["error": .string(e.message)], status: e.status)
+        default:
+            logger.error("internal error", ["request.id": requestID, "cause": "\(error)"])
+            return json(["code": 1, "message": "Internal server error."], status: 500)
+        }
+    }
+}

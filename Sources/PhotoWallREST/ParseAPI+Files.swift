@@ -1,0 +1,123 @@
+import PhotoWallCore
+import PhotoWallHTTP
+import PhotoWallServices
+import PhotoWallStorage
+
+/// Streams an upload body into a `FileUpload` (engine thread), then lets the handler finish it.
+final class FileUploadSink: RequestBodySink {
+    let upload: FileUpload
+    init(_ upload: FileUpload) { self.upload = upload }
+    func write(_ bytes: UnsafeRawBufferPointer) throws { try upload.write(bytes) }
+    func abort() { upload.abort() }
+}
+
+extension ParseAPI {
+    /// `POST /files/:filename`: credentials and name are checked from the head, before any body
+    /// byte is read; the body streams to a temporary file (never held in memory); the file becomes
+    /// visible only when complete and durable.
+    /// - Source: parse-rest-api.md §5 ("Route details", "Who may upload").
+    func fileUploadPlan(_ routed: RequestHead) -> RoutePlan {
+        let name = routed.pathParameters["filename"] ?? ""
+        return .streamed(maxBodyBytes: config.maxUploadBytes, open: { [self] head in
+            do {
+                let credentials = Credentials(headers: head.headers)
+                guard credentials.isAuthorized(config) else { throw PlainError.unauthorized }
+                let auth = try authenticate(credentials, segments: ["files"])
+                guard auth.isMaster || auth.user != nil else { throw ParseError(.fileSaveError, "File upload by public is disabled.") }
+                let upload = try files.beginUpload(name: name, contentType: head.headers["Content-Type"])
+                return .sink(FileUploadSink(upload))
+            } catch {
+                return .respond(Render.error(error, logger: logger, requestID: head.requestID))
+            }
+        }, handler: { [self] head, sink in
+            guard let sink = sink as? FileUploadSink else { return Render.json(["code": 1, "message": "Internal server error."], status: 500) }
+            do {
+                let record = try files.finish(sink.upload)
+                let url = config.fileURL(record.name)
+                return Render.json(["name": .string(record.name), "url": .string(url)], status: 201, headers: [("Location", url)])
+            } catch {
+                return Render.error(error, logger: logger, requestID: head.requestID)
+            }
+        })
+    }
+
+    /// `GET /files/:appId/:filename`: no credentials needed (the app id is in the path); supports
+    /// a single `Range` (206/416), `ETag` + `If-None-Match` (304), the type stored at upload, and
+    /// `X-Content-Type-Options: nosniff` plus a sandboxing CSP so an uploaded page can't run script.
+    /// - Source: parse-rest-api.md §2 row 9; RFC 9110 §14 (ranges), §13.1.2 (If-None-Match).
+    func fileDownload(_ head: RequestHead, appId: String, name: String) -> Response {
+        guard appId == config.appId else {
+            return Render.json(ParseError(.operationForbidden, "Invalid application ID.", status: 403).json, status: 403)
+        }
+        let found: (FileRecord, FileLocation)?
+        do { found = try files.lookup(name: name) } catch { return Render.error(error, logger: logger, requestID: head.requestID) }
+        guard let (record, location) = found else { return Response.text("File not found.", status: 404) }
+        let etag = "\"\(record.sha256)\""
+        var h = HTTPHeaders(Render.corsHeaders)
+        h.add("ETag", etag)
+        h.add("Accept-Ranges", "bytes")
+        h.add("X-Content-Type-Options", "nosniff")
+        h.add("Content-Security-Policy", "default-src 'none'; img-src 'self'; media-src 'self'; sandbox")
+        h.add("Cache-Control", "private, max-age=86400")
+        h.add("Last-Modified", HTTPDate.format(record.createdAt))
+        if let inm = head.headers["If-None-Match"], inm.split(separator: ",").contains(where: { $0.trimmingCharacters() == etag || $0.trimmingCharacters() == "*" }) {
+            return Response(status: 304, headers: h, body: .empty)
+        }
+        h.add("Content-Type", record.contentType)
+        let size = location.byteCount
+        if let range = head.headers["Range"], head.headers["If-Range"].map({ $0 == etag }) ?? true {
+            switch ByteRange.parse(range, size: size) {
+            case .satisfiable(let start, let end):
+                h.add("Content-Range", "bytes \(start)-\(end)/\(size)")
+                return Response(status: 206, headers: h, body: .file(path: location.path, offset: start, length: end - start + 1))
+            case .unsatisfiable:
+                h.add("Content-Range", "bytes */\(size)")
+                return Response(status: 416, headers: h, body: .empty)
+            case .ignored:
+                break
+            }
+        }
+        return Response(status: 200, headers: h, body: .file(path: location.path, offset: 0, length: size))
+    }
+}
+
+/// A single `bytes=` range (RFC 9110 §14.1.2). Multiple ranges are ignored (the whole file is sent).
+enum ByteRange: Equatable {
+    case satisfiable(Int64, Int64)
+    case unsatisfiable
+    case ignored
+
+    static func parse(_ header: String, size: Int64) -> ByteRange {
+        guard header.hasPrefix("bytes="), !header.contains(",") else { return .ignored }
+        let spec = header.dropFirst(6).trimmingCharacters()
+        guard let dash = spec.firstIndex(of: "-") else { return .ignored }
+        let a = spec[..<dash], b = spec[spec.index(after: dash)...]
+        if a.isEmpty {
+            guard let n = Int64(b), n > 0 else { return .unsatisfiable }
+            return size == 0 ? .unsatisfiable : .satisfiable(max(0, size - n), size - 1)
+        }
+        guard let start = Int64(a) else { return .ignored }
+        let end = b.isEmpty ? size - 1 : (Int64(b).map { min($0, size - 1) } ?? -1)
+        guard start < size, end >= start else { return .unsatisfiable }
+        return .satisfiable(start, end)
+    }
+}
+
+/// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`, RFC 9110 §5.6.7).
+enum HTTPDate {
+    static func format(_ d: ParseDate) -> String {
+        let iso = d.iso  // yyyy-MM-ddTHH:mm:ss.SSSZ
+        let days = d.millisecondsSince1970 >= 0 ? d.millisecondsSince1970 / 86_400_000 : (d.millisecondsSince1970 - 86_399_999) / 86_400_000
+        let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][Int(((days % 7) + 7) % 7)]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        let c = Array(iso)
+        let month = months[Int(String(c[5...6]))! - 1]
+        return "\(weekday), \(String(c[8...9])) \(month) \(String(c[0...3])) \(String(c[11...18])) GMT"
+    }
+}
+
+extension StringProtocol {
+    func trimmingCharacters() -> String {
+        String(self.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+}

@@ -1,0 +1,165 @@
+internal import CSQLite
+import PhotoWallCore
+
+/// A value bound to or read from SQLite.
+public enum SQLValue: Sendable, Hashable {
+    case null
+    case integer(Int64)
+    case real(Double)
+    case text(String)
+    case blob([UInt8])
+
+    public var text: String? { if case .text(let s) = self { return s }; return nil }
+    public var integer: Int64? {
+        switch self {
+        case .integer(let i): return i
+        case .real(let d): return Int64(d)
+        default: return nil
+        }
+    }
+}
+
+/// A failed SQLite call. `sql` is kept for logs; bound arguments never are.
+public struct SQLiteError: Error, Sendable, CustomStringConvertible {
+    /// The extended result code (`SQLITE_CONSTRAINT_UNIQUE` = 2067, `SQLITE_BUSY` = 5, …).
+    public var code: Int32
+    public var message: String
+    public var sql: String?
+    public var description: String { "SQLite error \(code): \(message)" + (sql.map { " in \($0)" } ?? "") }
+    public var isUniqueConstraint: Bool { code == 2067 || code == 1555 }
+}
+
+public typealias SQLiteHandle = OpaquePointer
+public typealias SQLiteStatementHandle = OpaquePointer
+
+private let SQLITE_TRANSIENT_PTR = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+
+/// One SQLite connection with a cache of prepared statements.
+///
+/// Use from one thread at a time. `SQLiteDatabase` hands a connection to exactly one borrower
+/// while holding its lock, which is what makes the `@unchecked Sendable` below safe.
+public final class SQLiteConnection: @unchecked Sendable {
+    public let rawHandle: SQLiteHandle
+    private var cache: [String: SQLiteStatementHandle] = [:]
+    private let regexpCache = RegexpCache()
+
+    /// Opens (creating if needed) the database at `path`.
+    /// - Throws: `SQLiteError` when the file cannot be opened.
+    public init(path: String, readOnly: Bool = false) throws {
+        var db: SQLiteHandle?
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_NOMUTEX
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        guard rc == SQLITE_OK, let db else {
+            let msg = db.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            sqlite3_close_v2(db)
+            throw SQLiteError(code: rc, message: msg, sql: nil)
+        }
+        rawHandle = db
+        sqlite3_extended_result_codes(db, 1)
+        sqlite3_busy_timeout(db, 10_000)
+        registerRegexp(cache: regexpCache)
+    }
+
+    deinit {
+        for stmt in cache.values { sqlite3_finalize(stmt) }
+        sqlite3_close_v2(rawHandle)
+    }
+
+    func error(_ rc: Int32, _ sql: String?) -> SQLiteError {
+        SQLiteError(code: sqlite3_extended_errcode(rawHandle), message: String(cString: sqlite3_errmsg(rawHandle)), sql: sql)
+    }
+
+    /// Runs one or more statements without arguments (schema, pragmas).
+    public func execute(_ sql: String) throws {
+        var err: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(rawHandle, sql, nil, nil, &err)
+        if rc != SQLITE_OK {
+            let msg = err.map { String(cString: $0) } ?? "error"
+            sqlite3_free(err)
+            throw SQLiteError(code: sqlite3_extended_errcode(rawHandle), message: msg, sql: sql)
+        }
+    }
+
+    private func statement(_ sql: String) throws -> SQLiteStatementHandle {
+        if let s = cache[sql] { return s }
+        var stmt: SQLiteStatementHandle?
+        let rc = sqlite3_prepare_v3(rawHandle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &stmt, nil)
+        guard rc == SQLITE_OK, let stmt else { throw error(rc, sql) }
+        if cache.count > 512 {
+            for s in cache.values { sqlite3_finalize(s) }
+            cache.removeAll()
+        }
+        cache[sql] = stmt
+        return stmt
+    }
+
+    private func bind(_ stmt: SQLiteStatementHandle, _ args: [SQLValue]) {
+        for (i, a) in args.enumerated() {
+            let idx = Int32(i + 1)
+            switch a {
+            case .null: sqlite3_bind_null(stmt, idx)
+            case .integer(let v): sqlite3_bind_int64(stmt, idx, v)
+            case .real(let v): sqlite3_bind_double(stmt, idx, v)
+            case .text(let s): sqlite3_bind_text(stmt, idx, s, -1, SQLITE_TRANSIENT_PTR)
+            case .blob(let b): b.withUnsafeBytes { _ = sqlite3_bind_blob(stmt, idx, $0.baseAddress, Int32($0.count), SQLITE_TRANSIENT_PTR) }
+            }
+        }
+    }
+
+    /// Runs a statement, calling `row` for each result row with the column values.
+    /// - Throws: `SQLiteError`; rethrows what `row` throws.
+    public func forEachRow(_ sql: String, _ args: [SQLValue] = [], _ row: ([SQLValue]) throws -> Void) throws {
+        let stmt = try statement(sql)
+        defer { sqlite3_reset(stmt); sqlite3_clear_bindings(stmt) }
+        bind(stmt, args)
+        let n = sqlite3_column_count(stmt)
+        while true {
+            let rc = sqlite3_step(stmt)
+            if rc == SQLITE_DONE { break }
+            guard rc == SQLITE_ROW else { throw error(rc, sql) }
+            var values: [SQLValue] = []
+            values.reserveCapacity(Int(n))
+            for c in 0..<n {
+                switch sqlite3_column_type(stmt, c) {
+                case SQLITE_INTEGER: values.append(.integer(sqlite3_column_int64(stmt, c)))
+                case SQLITE_FLOAT: values.append(.real(sqlite3_column_double(stmt, c)))
+                case SQLITE_TEXT: values.append(.text(String(cString: sqlite3_column_text(stmt, c))))
+                case SQLITE_BLOB:
+                    let len = Int(sqlite3_column_bytes(stmt, c))
+                    if let p = sqlite3_column_blob(stmt, c), len > 0 {
+                        values.append(.blob(Array(UnsafeRawBufferPointer(start: p, count: len))))
+                    } else { values.append(.blob([])) }
+                default: values.append(.null)
+                }
+            }
+            try row(values)
+        }
+    }
+
+    /// All result rows.
+    public func query(_ sql: String, _ args: [SQLValue] = []) throws -> [[SQLValue]] {
+        var rows: [[SQLValue]] = []
+        try forEachRow(sql, args) { rows.append($0) }
+        return rows
+    }
+
+    /// Runs a statement that returns no rows. - Returns: the number of rows changed.
+    @discardableResult
+    public func run(_ sql: String, _ args: [SQLValue] = []) throws -> Int {
+        try forEachRow(sql, args) { _ in }
+        return Int(sqlite3_changes(rawHandle))
+    }
+
+    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`, rolling back if it throws.
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let r = try body()
+            try execute("COMMIT")
+            return r
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import PhotoWallCore
+
+/// Settings of one PhotoWall app, named as parse-server names them.
+public struct ServerConfig: Sendable {
+    /// `X-Parse-Application-Id` every request must carry (`PARSE_SERVER_APPLICATION_ID`).
+    public var appId: String
+    /// Bypasses ACLs (`PARSE_SERVER_MASTER_KEY`).
+    public var masterKey: String
+    /// When any of these is set, one of them must match the request's key header.
+    public var restAPIKey: String?
+    public var clientKey: String?
+    public var javascriptKey: String?
+    /// Base of file URLs, e.g. `http://127.0.0.1:1337/parse` (`PARSE_PUBLIC_SERVER_URL`).
+    public var publicServerURL: String
+    /// URL path prefix of the API, `/parse`.
+    public var mountPath: String
+    /// Largest accepted file upload in bytes (`maxUploadSize`, default 20 MiB).
+    public var maxUploadBytes: Int
+    /// Largest accepted JSON request body in bytes (default 1 MiB).
+    public var maxJSONBytes: Int
+    /// Session lifetime in seconds (`sessionLength`, default one year).
+    public var sessionLengthSeconds: Int64
+    /// Whether clients without the master key may create classes (`allowClientClassCreation`, default false).
+    public var allowClientClassCreation: Bool
+    /// `limit` when a query sets none (100) and the most a query may return.
+    public var defaultLimit: Int
+    public var maxLimit: Int
+
+    public init(appId: String = "photowall", masterKey: String = "photowall-master", restAPIKey: String? = nil,
+                clientKey: String? = nil, javascriptKey: String? = nil,
+                publicServerURL: String = "http://127.0.0.1:1337/parse", mountPath: String = "/parse",
+                maxUploadBytes: Int = 20 << 20, maxJSONBytes: Int = 1 << 20,
+                sessionLengthSeconds: Int64 = 31_536_000, allowClientClassCreation: Bool = false,
+                defaultLimit: Int = 100, maxLimit: Int = 10_000) {
+        self.appId = appId; self.masterKey = masterKey; self.restAPIKey = restAPIKey; self.clientKey = clientKey
+        self.javascriptKey = javascriptKey; self.publicServerURL = publicServerURL; self.mountPath = mountPath
+        self.maxUploadBytes = maxUploadBytes; self.maxJSONBytes = maxJSONBytes
+        self.sessionLengthSeconds = sessionLengthSeconds; self.allowClientClassCreation = allowClientClassCreation
+        self.defaultLimit = defaultLimit; self.maxLimit = maxLimit
+    }
+
+    /// The public URL of a stored file: `<publicServerURL>/files/<appId>/<percent-encoded name>`.
+    public func fileURL(_ name: String) -> String {
+        publicServerURL + "/files/" + appId + "/" + Self.encodeURIComponent(name)
+    }
+
+    /// JavaScript's `encodeURIComponent`.
+    public static func encodeURIComponent(_ s: String) -> String {
+        let keep = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.!~*'()".utf8)
+        var out = ""
+        for b in s.utf8 {
+            if keep.contains(b) { out.append(Character(UnicodeScalar(b))) } else {
+                out += "%" + String(b, radix: 16, uppercase: true).leftPadded(2)
+            }
+        }
+        return out
+    }
+}
+
+extension String {
+    func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }
+}

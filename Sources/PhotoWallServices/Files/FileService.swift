@@ -1,0 +1,115 @@
+import PhotoWallCore
+import PhotoWallCrypto
+import PhotoWallStorage
+
+/// Parse files: validated names, streamed storage, metadata, download and delete.
+///
+/// A file becomes visible only once its bytes are durable and its metadata row is committed;
+/// until then a failed or aborted upload leaves nothing behind.
+/// - Source: parse-rest-api.md §5; parse-server `FilesController`/`FilesRouter`.
+public final class FileService: Sendable {
+    public let database: any DatabaseAdapter
+    public let store: any FileStore
+    public let config: ServerConfig
+
+    public init(database: any DatabaseAdapter, store: any FileStore, config: ServerConfig) {
+        self.database = database; self.store = store; self.config = config
+    }
+
+    /// Checks a client file name.
+    /// - Throws: 122 `Filename not provided.`, `Filename too long.` (over 128 characters) or
+    ///   `Filename contains invalid characters.` (not `^[_a-zA-Z0-9][a-zA-Z0-9@. ~_-]*$`).
+    public static func validate(name: String) throws(ParseError) {
+        guard !name.isEmpty else { throw ParseError(.invalidFileName, "Filename not provided.") }
+        guard name.utf8.count <= 128 else { throw ParseError(.invalidFileName, "Filename too long.") }
+        let u = Array(name.utf8)
+        func alnum(_ c: UInt8) -> Bool { (48...57).contains(c) || (65...90).contains(c) || (97...122).contains(c) }
+        guard alnum(u[0]) || u[0] == 95,
+              u.dropFirst().allSatisfy({ alnum($0) || $0 == 64 || $0 == 46 || $0 == 32 || $0 == 126 || $0 == 95 || $0 == 45 }) else {
+            throw ParseError(.invalidFileName, "Filename contains invalid characters.")
+        }
+    }
+
+    /// Starts an upload of a file named `name` (validated) with the client's `Content-Type`.
+    ///
+    /// The stored name is `<32 hex>_<name>`, with `.<ext>` appended when `name` has none and the
+    /// type has a known extension; the type is guessed from the name when none was sent.
+    /// - Throws: 122 for a bad name; 130 when the store can't accept it.
+    public func beginUpload(name: String, contentType: String?) throws(ParseError) -> FileUpload {
+        try Self.validate(name: name)
+        var finalName = name
+        let sentType = contentType.map { ($0.split(separator: ";").first ?? "").trimmingCharacters() }.flatMap { $0.isEmpty ? nil : $0 }
+        if MimeTypes.type(forName: name) == nil, let t = sentType, let ext = MimeTypes.extensionByType[t.lowercased()] {
+            finalName += "." + ext
+        }
+        let type = sentType ?? MimeTypes.type(forName: finalName) ?? "application/octet-stream"
+        let stored = ParseIdentifier.hex(byteCount: 16) + "_" + finalName
+        return FileUpload(name: stored, contentType: type, writer: try store.makeWriter(for: stored))
+    }
+
+    /// Makes an upload durable and visible.
+    /// - Returns: `{"name","url"}` as the REST API answers.
+    /// - Throws: 130 `Invalid file upload.` for an empty body; 130 when storing fails.
+    public func finish(_ upload: FileUpload) throws(ParseError) -> FileRecord {
+        guard upload.writer.byteCount > 0 else {
+            upload.abort()
+            throw ParseError(.fileSaveError, "Invalid file upload.")
+        }
+        do {
+            try upload.writer.commit()
+        } catch {
+            upload.abort()
+            throw error
+        }
+        let record = FileRecord(name: upload.name, contentType: upload.contentType, byteCount: upload.writer.byteCount,
+                                sha256: upload.digest.finalize().hexString, createdAt: ParseDate.now())
+        do {
+            try database.insertFile(record)
+        } catch {
+            _ = try? store.delete(upload.name)
+            throw ParseError(.fileSaveError, "Could not store file: \(upload.name).", cause: error)
+        }
+        return record
+    }
+
+    /// Metadata and location of a stored file, or nil.
+    public func lookup(name: String) throws(ParseError) -> (FileRecord, FileLocation)? {
+        guard let record = try database.file(named: name), let location = try store.location(of: name) else { return nil }
+        return (record, location)
+    }
+
+    /// Deletes a file (metadata first, so it stops being served at once).
+    /// - Throws: 153 `Could not delete file.` when there was no such file or the store failed.
+    public func delete(name: String) throws(ParseError) {
+        let hadRecord = try database.deleteFile(named: name)
+        let hadBytes = (try? store.delete(name)) ?? false
+        guard hadRecord || hadBytes else { throw ParseError(.fileDeleteError, "Could not delete file.") }
+    }
+}
+
+/// One file upload in progress: bytes go to a private temporary while a SHA-256 is computed.
+///
+/// `@unchecked Sendable`: an upload is used by one request at a time — the engine thread writes the
+/// body, then (after the body is complete, ordered by the engine's suspend/resume) one worker
+/// thread finishes it. It is never touched concurrently.
+public final class FileUpload: @unchecked Sendable {
+    public let name: String
+    public let contentType: String
+    let writer: any FileWriter
+    let digest = Digest(.sha256)
+
+    init(name: String, contentType: String, writer: any FileWriter) {
+        self.name = name; self.contentType = contentType; self.writer = writer
+    }
+
+    public var byteCount: Int64 { writer.byteCount }
+
+    /// Appends body bytes. - Throws: 130 when the disk write fails.
+    public func write(_ bytes: UnsafeRawBufferPointer) throws(ParseError) {
+        digest.update(bytes)
+        try writer.write(bytes)
+    }
+
+    /// Discards the upload (client gone, limit exceeded, or a failure).
+    public func abort() { writer.abort() }
+}

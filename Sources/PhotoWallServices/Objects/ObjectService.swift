@@ -1,0 +1,236 @@
+import PhotoWallCore
+import PhotoWallStorage
+
+/// A hook run before an object is stored: it may change the stored fields or refuse the save.
+/// `isNew` tells a create from an update. Runs inside no transaction; it must not assume the
+/// object already exists.
+public typealias BeforeSaveHook = @Sendable (_ className: String, _ fields: inout [String: JSON], _ auth: AuthContext, _ isNew: Bool) throws(ParseError) -> Void
+
+/// The result of a create: what the REST layer answers with 201.
+public struct CreateResult: Sendable {
+    public var objectId: String
+    public var createdAt: ParseDate
+    /// Values of fields changed by operators or hooks, echoed in the response.
+    public var changed: [String: JSON]
+}
+
+/// Parse objects: create, get, update, delete and find with ACLs, field operators, `include`,
+/// `keys` and `excludeKeys`. `_User` and `_Session` get their special rules from `UserService`.
+/// - Source: parse-rest-api.md §2 (rows 2–7), §3.
+public final class ObjectService: Sendable {
+    public let database: any DatabaseAdapter
+    public let config: ServerConfig
+    public let coding: ValueCoding
+    let parser: QueryParser
+    let beforeSave: [String: BeforeSaveHook]
+
+    public init(database: any DatabaseAdapter, config: ServerConfig, beforeSave: [String: BeforeSaveHook] = [:]) {
+        self.database = database
+        self.config = config
+        self.coding = ValueCoding(config: config)
+        self.parser = QueryParser(coding: coding)
+        self.beforeSave = beforeSave
+    }
+
+    public func validateClassName(_ name: String) throws(ParseError) {
+        guard ObjectNames.isValidClassName(name) else { throw ParseError.invalidClassName(name) }
+    }
+
+    // MARK: create
+
+    /// Creates an object from a REST body.
+    /// - Throws: 103, 105 (`objectId is an invalid field name.`), 111, 119 (class creation by a client), 123, 137.
+    public func create(className: String, body: [String: JSON], auth: AuthContext,
+                       internalFields: [String: JSON] = [:], defaultACL: ACL? = nil) throws(ParseError) -> CreateResult {
+        try validateClassName(className)
+        if body["objectId"] != nil { throw ParseError(.invalidKeyName, "objectId is an invalid field name.") }
+        if !auth.isMaster, !config.allowClientClassCreation, try database.schema(of: className) == nil {
+            throw ParseError(.operationForbidden, "This user is not allowed to access non-existent class: \(className)")
+        }
+        var fields: [String: JSON] = [:]
+        var changed = try FieldOperations(coding: coding).apply(body, to: &fields)
+        for (k, v) in internalFields { fields[k] = v }
+        let acl = try body["ACL"].map { (j: JSON) throws(ParseError) -> ACL in try ACL(json: j) } ?? defaultACL
+        if let hook = beforeSave[className] {
+            let before = fields
+            try hook(className, &fields, auth, true)
+            for (k, v) in fields where !k.hasPrefix("_") && before[k] != v { changed[k] = coding.toWire(v) }
+        }
+        let now = ParseDate.now()
+        let object = StoredObject(className: className, objectId: ParseIdentifier.alphanumeric(10),
+                                  createdAt: now, updatedAt: now, fields: fields, acl: acl)
+        try database.insert(object)
+        return CreateResult(objectId: object.objectId, createdAt: now, changed: changed)
+    }
+
+    // MARK: get
+
+    /// One object readable by `auth`, in wire form, with `include`d pointers and `keys` applied.
+    /// - Throws: 101 `Object not found.` when missing or not readable.
+    public func get(className: String, objectId: String, options: FindOptions = FindOptions(),
+                    auth: AuthContext) throws(ParseError) -> [String: JSON] {
+        try validateClassName(className)
+        let q = StoredQuery(className: className, predicate: .compare("objectId", .eq, .string(objectId)),
+                            limit: 1, readers: auth.permissions)
+        guard let object = try database.find(q).first else { throw ParseError.objectNotFound() }
+        return try render([object], options: options, auth: auth)[0]
+    }
+
+    /// The stored object, unfiltered by ACL (internal use).
+    public func fetchStored(className: String, objectId: String) throws(ParseError) -> StoredObject? {
+        try database.find(StoredQuery(className: className, predicate: .compare("objectId", .eq, .string(objectId)),
+                                      limit: 1, readers: nil)).first
+    }
+
+    // MARK: update
+
+    /// Applies a REST body to an existing object writable by `auth`.
+    /// - Returns: `updatedAt` and the values of operator-changed fields.
+    /// - Throws: 101 when missing or not writable; 105, 108, 111, 123.
+    public func update(className: String, objectId: String, body: [String: JSON], auth: AuthContext,
+                       internalFields: [String: JSON?] = [:]) throws(ParseError) -> (ParseDate, [String: JSON]) {
+        try validateClassName(className)
+        if let id = body["objectId"]?.stringValue, id != objectId {
+            throw ParseError(.invalidKeyName, "objectId is an invalid field name.")
+        }
+        let newACL = try body["ACL"].map { (j: JSON) throws(ParseError) -> ACL? in j.isNull ? nil : try ACL(json: j) }
+        let ops = FieldOperations(coding: coding)
+        let hook = beforeSave[className]
+        var changed: [String: JSON] = [:]
+        let stored = try database.update(className: className, objectId: objectId, writers: auth.permissions) { (object: inout StoredObject) throws(ParseError) in
+            changed = try ops.apply(body, to: &object.fields)
+            for (k, v) in internalFields { object.fields[k] = v }
+            if let newACL { object.acl = newACL }
+            if let hook {
+                let before = object.fields
+                try hook(className, &object.fields, auth, false)
+                for (k, v) in object.fields where !k.hasPrefix("_") && before[k] != v { changed[k] = coding.toWire(v) }
+            }
+            object.updatedAt = ParseDate.now()
+        }
+        return (stored.updatedAt, changed)
+    }
+
+    // MARK: delete
+
+    /// - Throws: 101 when missing or not writable.
+    public func delete(className: String, objectId: String, auth: AuthContext) throws(ParseError) {
+        try validateClassName(className)
+        try database.delete(className: className, objectId: objectId, writers: auth.permissions)
+    }
+
+    // MARK: find
+
+    /// Runs a query. - Returns: `{"results":[…]}` plus `"count"` when asked.
+    /// - Throws: 102, 105, 107 for a bad query.
+    public func find(className: String, options: FindOptions, auth: AuthContext,
+                     extraPredicate: Predicate? = nil) throws(ParseError) -> JSON {
+        try validateClassName(className)
+        var predicate = try parser.predicate(options.whereJSON)
+        if let extraPredicate { predicate = .and([predicate, extraPredicate]) }
+        let limit = min(options.limit ?? config.defaultLimit, config.maxLimit)
+        var out: [String: JSON] = [:]
+        let query = StoredQuery(className: className, predicate: predicate, order: options.order,
+                                limit: limit, skip: options.skip, readers: auth.permissions)
+        if limit > 0 {
+            let objects = try database.find(query)
+            out["results"] = .array(try render(objects, options: options, auth: auth).map { .object($0) })
+        } else {
+            out["results"] = .array([])
+        }
+        if options.count { out["count"] = .number(Double(try database.count(query))) }
+        return .object(out)
+    }
+
+    // MARK: rendering
+
+    /// Wire form of objects with `include`, `keys`, `excludeKeys` and `_User` protection applied.
+    public func render(_ objects: [StoredObject], options: FindOptions, auth: AuthContext) throws(ParseError) -> [[String: JSON]] {
+        var wire = objects.map { wireObject($0, auth: auth) }
+        if !options.include.isEmpty {
+            try resolveIncludes(&wire, tree: IncludeTree(paths: options.include), auth: auth, depth: 0)
+        }
+        if let keys = options.keys {
+            let keep = Set(keys.map { String($0.split(separator: ".").first ?? "") }).union(["objectId", "createdAt", "updatedAt", "ACL"])
+            wire = wire.map { $0.filter { keep.contains($0.key) } }
+        }
+        if !options.excludeKeys.isEmpty {
+            let drop = Set(options.excludeKeys).subtracting(["objectId"])
+            wire = wire.map { $0.filter { !drop.contains($0.key) } }
+        }
+        return wire
+    }
+
+    /// Wire form with per-class protection: `_User` hides `authData` and `email` from anyone but
+    /// the user and the master key (parse-server's default `protectedFields`).
+    public func wireObject(_ o: StoredObject, auth: AuthContext) -> [String: JSON] {
+        var w = coding.wireObject(o)
+        if o.className == "_User", !auth.isMaster, auth.userId != o.objectId {
+            w["authData"] = nil
+            w["email"] = nil
+        }
+        if o.className == "_Session" { w["sessionToken"] = auth.isMaster || auth.sessionToken == w["sessionToken"]?.stringValue ? w["sessionToken"] : nil }
+        return w
+    }
+
+    struct IncludeTree {
+        var children: [String: IncludeTree] = [:]
+        init() {}
+        init(paths: [String]) {
+            for p in paths { insert(p.split(separator: ".").map(String.init)) }
+        }
+        mutating func insert(_ parts: [String]) {
+            guard let first = parts.first else { return }
+            children[first, default: IncludeTree()].insert(Array(parts.dropFirst()))
+        }
+    }
+
+    /// Replaces pointers named by `tree` with the objects they point to (those the caller may read),
+    /// as `{"__type":"Object","className":…, …fields}`; unreadable or missing targets stay pointers.
+    func resolveIncludes(_ objects: inout [[String: JSON]], tree: IncludeTree, auth: AuthContext, depth: Int) throws(ParseError) {
+        guard depth < 4 else { return }
+        for (field, subtree) in tree.children {
+            let fields = field == "*" ? Set(objects.flatMap { o in o.filter { $0.value.parseType == "Pointer" }.map(\.key) }) : [field]
+            for f in fields {
+                var wanted: [String: Set<String>] = [:]
+                for o in objects {
+                    for p in Self.pointers(in: o[f]) { wanted[p.className, default: []].insert(p.objectId) }
+                }
+                var fetched: [String: [String: JSON]] = [:]
+                for (cls, ids) in wanted {
+                    guard ObjectNames.isValidClassName(cls) else { continue }
+                    let q = StoredQuery(className: cls, predicate: .inList("objectId", ids.sorted().map { .string($0) }, negated: false),
+                                        readers: auth.permissions)
+                    var targets = try database.find(q).map { wireObject($0, auth: auth) }
+                    if !subtree.children.isEmpty { try resolveIncludes(&targets, tree: subtree, auth: auth, depth: depth + 1) }
+                    for var t in targets {
+                        t["__type"] = "Object"
+                        t["className"] = .string(cls)
+                        fetched[cls + "/" + (t["objectId"]?.stringValue ?? "")] = t
+                    }
+                }
+                for i in objects.indices {
+                    guard let v = objects[i][f] else { continue }
+                    objects[i][f] = Self.replacePointers(v, with: fetched)
+                }
+            }
+        }
+    }
+
+    static func pointers(in value: JSON?) -> [(className: String, objectId: String)] {
+        guard let value else { return [] }
+        if value.parseType == "Pointer", let c = value["className"]?.stringValue, let id = value["objectId"]?.stringValue {
+            return [(c, id)]
+        }
+        if let a = value.arrayValue { return a.flatMap { pointers(in: $0) } }
+        return []
+    }
+
+    static func replacePointers(_ value: JSON, with fetched: [String: [String: JSON]]) -> JSON {
+        if value.parseType == "Pointer", let c = value["className"]?.stringValue, let id = value["objectId"]?.stringValue {
+            return fetched[c + "/" + id].map { .object($0) } ?? value
+        }
+        if let a = value.arrayValue { return .array(a.map { replacePointers($0, with: fetched) }) }
+        return value
+    }
+}

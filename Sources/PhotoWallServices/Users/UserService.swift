@@ -1,0 +1,216 @@
+import PhotoWallCore
+import PhotoWallCrypto
+import PhotoWallStorage
+
+/// Users and sessions: sign-up with username and password, login, logout, session look-up,
+/// and the rules for changing `_User` objects.
+///
+/// Passwords are stored only as bcrypt hashes in `_hashed_password` (parse-server's field).
+/// Session tokens are `r:<32 hex>`; sessions live in `_Session` with `expiresAt`.
+/// - Source: parse-rest-api.md §2 (rows 11–19), §6.
+public final class UserService: Sendable {
+    public let objects: ObjectService
+    var database: any DatabaseAdapter { objects.database }
+    var config: ServerConfig { objects.config }
+
+    public init(objects: ObjectService) throws(ParseError) {
+        self.objects = objects
+        try database.ensureClass("_User", fields: ["username": .string, "email": .string, "authData": .object],
+                                 indexedFields: [], uniqueFields: ["username", "email", "authData.facebook.id"])
+        try database.ensureClass("_Session", fields: ["sessionToken": .string, "user": .pointer("_User"), "expiresAt": .date,
+                                                      "createdWith": .object, "installationId": .string],
+                                 indexedFields: ["user.objectId"], uniqueFields: ["sessionToken"])
+    }
+
+    // MARK: sessions
+
+    /// Resolves a session token to its user.
+    /// - Throws: 209 `Invalid session token` (unknown token or deleted user) or `Session token is expired.`
+    public func authenticate(sessionToken: String) throws(ParseError) -> AuthContext {
+        guard let session = try database.find(StoredQuery(className: "_Session",
+                                                           predicate: .compare("sessionToken", .eq, .string(sessionToken)),
+                                                           limit: 1, readers: nil)).first else {
+            throw ParseError.invalidSessionToken()
+        }
+        if let exp = session.fields["expiresAt"].flatMap({ ParseDate(json: $0) }), exp < ParseDate.now() {
+            throw ParseError(.invalidSessionToken, "Session token is expired.")
+        }
+        guard let userId = session.fields["user"]?["objectId"]?.stringValue,
+              let user = try objects.fetchStored(className: "_User", objectId: userId) else {
+            throw ParseError.invalidSessionToken()
+        }
+        return AuthContext(isMaster: false, user: user, sessionToken: sessionToken,
+                           installationId: session.fields["installationId"]?.stringValue)
+    }
+
+    /// Creates a session for a user. - Returns: the new `r:<32 hex>` token.
+    public func createSession(userId: String, action: String, authProvider: String, installationId: String?) throws(ParseError) -> String {
+        let token = "r:" + Crypto.randomBytes(16).hexString
+        let now = ParseDate.now()
+        var fields: [String: JSON] = [
+            "sessionToken": .string(token),
+            "user": ["__type": "Pointer", "className": "_User", "objectId": .string(userId)],
+            "createdWith": ["action": .string(action), "authProvider": .string(authProvider)],
+            "expiresAt": ParseDate(millisecondsSince1970: now.millisecondsSince1970 + config.sessionLengthSeconds * 1000).json,
+        ]
+        if let installationId { fields["installationId"] = .string(installationId) }
+        try database.insert(StoredObject(className: "_Session", objectId: ParseIdentifier.alphanumeric(10), createdAt: now,
+                                         updatedAt: now, fields: fields, acl: .privateTo(userId)))
+        return token
+    }
+
+    /// Deletes the caller's session (`POST /logout`).
+    /// - Throws: 209 when the request carries no valid session.
+    public func logout(auth: AuthContext) throws(ParseError) {
+        guard let token = auth.sessionToken else { throw ParseError(.invalidSessionToken, "Session token required.") }
+        _ = try database.deleteAll(className: "_Session", predicate: .compare("sessionToken", .eq, .string(token)))
+    }
+
+    /// `GET /sessions/me`. - Throws: 209 `Session token required.` without a session.
+    public func currentSession(auth: AuthContext) throws(ParseError) -> [String: JSON] {
+        guard let token = auth.sessionToken else { throw ParseError(.invalidSessionToken, "Session token required.") }
+        guard let s = try database.find(StoredQuery(className: "_Session", predicate: .compare("sessionToken", .eq, .string(token)),
+                                                    limit: 1, readers: nil)).first else {
+            throw ParseError(.invalidSessionToken, "Session token not found.")
+        }
+        var w = objects.coding.wireObject(s)
+        w["sessionToken"] = .string(token)
+        return w
+    }
+
+    // MARK: sign-up and login
+
+    /// `POST /users` with `username` and `password` (other fields allowed).
+    /// - Returns: `{objectId, createdAt, sessionToken}`.
+    /// - Throws: 200 missing username, 201 missing password, 202 username taken, 203 email taken,
+    ///   252 for `authData` of a provider this server does not support, 105/111 for bad fields.
+    public func signUp(body: [String: JSON], auth: AuthContext) throws(ParseError) -> (objectId: String, response: [String: JSON]) {
+        var body = body
+        if let authData = body["authData"] {
+            // No identity provider is configured on this server yet, so every authData is unsupported.
+            _ = authData
+            throw ParseError(.unsupportedService, "This authentication method is unsupported.")
+        }
+        guard let username = body["username"]?.stringValue, !username.isEmpty else {
+            throw ParseError(.usernameMissing, "bad or missing username")
+        }
+        guard let password = body["password"]?.stringValue, !password.isEmpty else {
+            throw ParseError(.passwordMissing, "password is required.")
+        }
+        if let email = body["email"] {
+            guard let e = email.stringValue, Self.isEmail(e) else { throw ParseError(.invalidEmailAddress, "Email address format is invalid.") }
+        }
+        body["password"] = nil
+        body["sessionToken"] = nil
+        try checkUnique(username: username, email: body["email"]?.stringValue, excluding: nil)
+        let hash: String
+        do { hash = try PasswordHasher.hash(password) } catch { throw ParseError.internalError(error) }
+        let created: CreateResult
+        do {
+            created = try objects.create(className: "_User", body: body, auth: .master,
+                                         internalFields: ["_hashed_password": .string(hash)],
+                                         defaultACL: nil)
+        } catch ParseError.Code.duplicateValue {
+            throw ParseError(.usernameTaken, "Account already exists for this username.")
+        }
+        // Public read, owner write, unless the client set an ACL.
+        if body["ACL"] == nil {
+            _ = try database.update(className: "_User", objectId: created.objectId, writers: nil) { (o: inout StoredObject) throws(ParseError) in
+                o.acl = ACL(entries: ["*": .init(read: true, write: false), created.objectId: .init(read: true, write: true)])
+            }
+        }
+        let token = try createSession(userId: created.objectId, action: "signup", authProvider: "password", installationId: auth.installationId)
+        return (created.objectId, ["objectId": .string(created.objectId), "createdAt": .string(created.createdAt.iso), "sessionToken": .string(token)])
+    }
+
+    /// `GET|POST /login`. - Returns: the full user plus `sessionToken`.
+    /// - Throws: 200 `username/email is required.`, 201 `password is required.`, 101 `Invalid username/password.`
+    public func logIn(username: String?, email: String?, password: String?, installationId: String?) throws(ParseError) -> [String: JSON] {
+        guard (username ?? email).map({ !$0.isEmpty }) == true else { throw ParseError(.usernameMissing, "username/email is required.") }
+        guard let password, !password.isEmpty else { throw ParseError(.passwordMissing, "password is required.") }
+        let predicate: Predicate = username.map { .compare("username", .eq, .string($0)) } ?? .compare("email", .eq, .string(email ?? ""))
+        let invalid = ParseError(.objectNotFound, "Invalid username/password.")
+        guard let user = try database.find(StoredQuery(className: "_User", predicate: predicate, limit: 1, readers: nil)).first else {
+            _ = PasswordHasher.verify(password, hash: Self.dummyHash)  // same cost whether or not the user exists
+            throw invalid
+        }
+        guard let hash = user.fields["_hashed_password"]?.stringValue, PasswordHasher.verify(password, hash: hash) else { throw invalid }
+        let token = try createSession(userId: user.objectId, action: "login", authProvider: "password", installationId: installationId)
+        var w = objects.wireObject(user, auth: AuthContext(user: user, sessionToken: token))
+        w["sessionToken"] = .string(token)
+        return w
+    }
+
+    /// A valid bcrypt hash of a random password, verified against when the user is unknown.
+    static let dummyHash = (try? PasswordHasher.hash(ParseIdentifier.hex())) ?? ""
+
+    /// `GET /users/me`. - Throws: 209 without a valid session.
+    public func me(auth: AuthContext) throws(ParseError) -> [String: JSON] {
+        guard let user = auth.user, let token = auth.sessionToken else { throw ParseError.invalidSessionToken() }
+        var w = objects.wireObject(user, auth: auth)
+        w["sessionToken"] = .string(token)
+        return w
+    }
+
+    // MARK: changing users
+
+    /// `PUT /users/:id`: only the user or the master key; a new `password` is hashed and other
+    /// sessions of the user are revoked.
+    /// - Throws: 206 `Cannot modify user X.`, 202/203 for taken names, 101.
+    public func update(userId: String, body: [String: JSON], auth: AuthContext) throws(ParseError) -> (ParseDate, [String: JSON]) {
+        guard auth.isMaster || auth.userId == userId else { throw ParseError(.sessionMissing, "Cannot modify user \(userId).") }
+        var body = body
+        var hidden: [String: JSON?] = [:]
+        if let p = body["password"] {
+            guard let pw = p.stringValue, !pw.isEmpty else { throw ParseError(.passwordMissing, "password is required.") }
+            do { hidden["_hashed_password"] = .string(try PasswordHasher.hash(pw)) } catch { throw ParseError.internalError(error) }
+            body["password"] = nil
+        }
+        if body["authData"] != nil { throw ParseError(.unsupportedService, "This authentication method is unsupported.") }
+        if let u = body["username"] {
+            guard let s = u.stringValue, !s.isEmpty else { throw ParseError(.usernameMissing, "bad or missing username") }
+        }
+        if let e = body["email"], !e.isNull {
+            guard let s = e.stringValue, Self.isEmail(s) else { throw ParseError(.invalidEmailAddress, "Email address format is invalid.") }
+        }
+        body["sessionToken"] = nil
+        try checkUnique(username: body["username"]?.stringValue, email: body["email"]?.stringValue, excluding: userId)
+        let result: (ParseDate, [String: JSON])
+        do {
+            result = try objects.update(className: "_User", objectId: userId, body: body, auth: .master, internalFields: hidden)
+        } catch ParseError.Code.duplicateValue {
+            throw ParseError(.usernameTaken, "Account already exists for this username.")
+        }
+        if hidden["_hashed_password"] != nil {
+            let keep = auth.sessionToken ?? ""
+            _ = try database.deleteAll(className: "_Session", predicate: .and([
+                .compare("user", .eq, .pointer(className: "_User", objectId: userId)),
+                .compare("sessionToken", .ne, .string(keep)),
+            ]))
+        }
+        return result
+    }
+
+    /// `DELETE /users/:id`: only the user or the master key; the user's sessions go too.
+    public func delete(userId: String, auth: AuthContext) throws(ParseError) {
+        guard auth.isMaster || auth.userId == userId else { throw ParseError(.sessionMissing, "Insufficient auth to delete user") }
+        try database.delete(className: "_User", objectId: userId, writers: nil)
+        _ = try database.deleteAll(className: "_Session", predicate: .compare("user", .eq, .pointer(className: "_User", objectId: userId)))
+    }
+
+    func checkUnique(username: String?, email: String?, excluding: String?) throws(ParseError) {
+        if let username {
+            let found = try database.find(StoredQuery(className: "_User", predicate: .compare("username", .eq, .string(username)), limit: 1, readers: nil))
+            if let f = found.first, f.objectId != excluding { throw ParseError(.usernameTaken, "Account already exists for this username.") }
+        }
+        if let email {
+            let found = try database.find(StoredQuery(className: "_User", predicate: .compare("email", .eq, .string(email)), limit: 1, readers: nil))
+            if let f = found.first, f.objectId != excluding { throw ParseError(.emailTaken, "Account already exists for this email address.") }
+        }
+    }
+
+    static func isEmail(_ s: String) -> Bool {
+        let parts = s.split(separator: "@", omittingEmptySubsequences: false)
+        return parts.count == 2 && !parts[0].isEmpty && parts[1].contains(".") && !s.contains(" ")
+    }
+}

@@ -1,0 +1,39 @@
+import PhotoWallCore
+
+/// Where file bytes live. Metadata (type, size, digest) lives in the database; the store only
+/// holds bytes under a name. Implementations: `FileSystemStore` (default); S3 follows later.
+///
+/// Writing is two-phase so that a partial file is never visible: bytes go to a private
+/// temporary object, and only `commit` makes them appear under `name`.
+/// - Source: parse-server `FilesAdapter` (`createFile`, `getFileData`, `deleteFile`).
+public protocol FileStore: Sendable {
+    /// Starts a new file. - Throws: `ParseError` 130 when the store can't accept writes.
+    func makeWriter(for name: String) throws(ParseError) -> any FileWriter
+
+    /// Where to read a stored file: a local path (sent with `sendfile`) and its size in bytes.
+    /// - Returns: nil when there is no such file.
+    func location(of name: String) throws(ParseError) -> FileLocation?
+
+    /// Reads a whole file into memory (thumbnails, tests). - Throws: 101 when missing.
+    func read(_ name: String) throws(ParseError) -> [UInt8]
+
+    /// Removes a file. - Returns: false when it did not exist.
+    func delete(_ name: String) throws(ParseError) -> Bool
+}
+
+public struct FileLocation: Sendable {
+    public var path: String
+    public var byteCount: Int64
+}
+
+/// A file being written. Not thread-safe: one request's body sink owns it.
+public protocol FileWriter: AnyObject {
+    /// Appends bytes (to the page cache; durable only after `commit`).
+    func write(_ bytes: UnsafeRawBufferPointer) throws(ParseError)
+    /// Bytes written so far.
+    var byteCount: Int64 { get }
+    /// Makes the file durable (fsync) and visible under its name (atomic rename).
+    func commit() throws(ParseError)
+    /// Discards everything written; safe to call more than once and after `commit` fails.
+    func abort()
+}

@@ -1,0 +1,154 @@
+import PhotoWallCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Files on the local disk under `root`: `files/<ab>/<cd>/<name>` sharded by the first four
+/// characters of the name (the random hex prefix), temporaries in `tmp/`.
+///
+/// A write goes to `tmp/<random>.part`, is fsynced, renamed into place and the directory is
+/// fsynced, so a crash leaves either the whole file or nothing visible. Leftover temporaries
+/// from a crash are removed when the store opens.
+public final class FileSystemStore: FileStore {
+    public let root: String
+    let filesDir: String
+    let tmpDir: String
+
+    /// - Throws: `ParseError` 1 when the folders can't be created.
+    public init(root: String) throws(ParseError) {
+        self.root = root
+        filesDir = root + "/files"
+        tmpDir = root + "/tmp"
+        for d in [root, filesDir, tmpDir] {
+            if mkdir(d, 0o755) != 0 && errno != EEXIST {
+                throw ParseError(.internalServerError, "Internal server error.", cause: POSIXFailure(call: "mkdir \(d)", code: errno))
+            }
+        }
+        removeStaleTemporaries()
+    }
+
+    func removeStaleTemporaries() {
+        guard let dir = opendir(tmpDir) else { return }
+        defer { closedir(dir) }
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name.hasSuffix(".part") { unlink(tmpDir + "/" + name) }
+        }
+    }
+
+    /// The shard folder of a name (`ab/cd`); names shorter than 4 characters go to `__`.
+    func shard(_ name: String) -> String {
+        let u = Array(name.utf8.prefix(4))
+        guard u.count == 4 else { return "__" }
+        return String(decoding: u[0..<2], as: UTF8.self) + "/" + String(decoding: u[2..<4], as: UTF8.self)
+    }
+
+    func path(of name: String) -> String { filesDir + "/" + shard(name) + "/" + name }
+
+    public func makeWriter(for name: String) throws(ParseError) -> any FileWriter {
+        let tmp = tmpDir + "/" + ParseIdentifier.hex(byteCount: 12) + ".part"
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw ParseError(.fileSaveError, "Could not store file: \(name).", cause: POSIXFailure(call: "open", code: errno))
+        }
+        return FileSystemWriter(fd: fd, tmpPath: tmp, finalPath: path(of: name), name: name, store: self)
+    }
+
+    public func location(of name: String) throws(ParseError) -> FileLocation? {
+        var st = stat()
+        guard stat(path(of: name), &st) == 0 else { return nil }
+        return FileLocation(path: path(of: name), byteCount: Int64(st.st_size))
+    }
+
+    public func read(_ name: String) throws(ParseError) -> [UInt8] {
+        let fd = open(path(of: name), O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw ParseError.objectNotFound() }
+        defer { close(fd) }
+        var out: [UInt8] = []
+        var buf = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = buf.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { throw ParseError(.internalServerError, "Internal server error.", cause: POSIXFailure(call: "read", code: errno)) }
+            if n == 0 { break }
+            out.append(contentsOf: buf[0..<n])
+        }
+        return out
+    }
+
+    public func delete(_ name: String) throws(ParseError) -> Bool {
+        if unlink(path(of: name)) == 0 { return true }
+        if errno == ENOENT { return false }
+        throw ParseError(.fileDeleteError, "Could not delete file.", cause: POSIXFailure(call: "unlink", code: errno))
+    }
+
+    /// Creates `files/ab/cd` if needed.
+    func ensureShard(_ name: String) throws(ParseError) {
+        var d = filesDir
+        for part in shard(name).split(separator: "/") {
+            d += "/" + part
+            if mkdir(d, 0o755) != 0 && errno != EEXIST {
+                throw ParseError(.fileSaveError, "Could not store file: \(name).", cause: POSIXFailure(call: "mkdir", code: errno))
+            }
+        }
+    }
+}
+
+/// An errno from a named call, kept as an error's `cause` for logs.
+public struct POSIXFailure: Error, Sendable, CustomStringConvertible {
+    public var call: String
+    public var code: Int32
+    public init(call: String, code: Int32) { self.call = call; self.code = code }
+    public var description: String { "\(call): \(String(cString: strerror(code)))" }
+}
+
+final class FileSystemWriter: FileWriter {
+    var fd: Int32
+    let tmpPath: String
+    let finalPath: String
+    let name: String
+    let store: FileSystemStore
+    private(set) var byteCount: Int64 = 0
+    var done = false
+
+    init(fd: Int32, tmpPath: String, finalPath: String, name: String, store: FileSystemStore) {
+        self.fd = fd; self.tmpPath = tmpPath; self.finalPath = finalPath; self.name = name; self.store = store
+    }
+
+    deinit { abort() }
+
+    func fail(_ call: String) -> ParseError {
+        ParseError(.fileSaveError, "Could not store file: \(name).", cause: POSIXFailure(call: call, code: errno))
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws(ParseError) {
+        guard !done, var p = bytes.baseAddress else { if bytes.isEmpty { return }; throw fail("write after close") }
+        var left = bytes.count
+        while left > 0 {
+            let n = Glibc.write(fd, p, left)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw fail("write")
+            }
+            p += n; left -= n
+        }
+        byteCount += Int64(bytes.count)
+    }
+
+    func commit() throws(ParseError) {
+        guard !done else { throw fail("commit twice") }
+        guard fsync(fd) == 0 else { throw fail("fsync") }
+        close(fd); fd = -1
+        try store.ensureShard(name)
+        guard rename(tmpPath, finalPath) == 0 else { throw fail("rename") }
+        done = true
+        let dir = String(finalPath[..<finalPath.lastIndex(of: "/")!])
+        let dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dfd >= 0 { fsync(dfd); close(dfd) }
+    }
+
+    func abort() {
+        if fd >= 0 { close(fd); fd = -1 }
+        if !done { unlink(tmpPath); done = true }
+    }
+}

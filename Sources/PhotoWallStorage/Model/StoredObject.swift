@@ -1,0 +1,77 @@
+import PhotoWallCore
+
+/// An object as the database adapters store it: Parse's built-in columns plus a schemaless
+/// document of fields in their stored encodings (Date as `{"__type":"Date","iso"}`, Pointer as
+/// `{"__type":"Pointer","className","objectId"}`, File as `{"__type":"File","name"}` — no `url`).
+public struct StoredObject: Sendable {
+    public var className: String
+    /// 10 characters of `[A-Za-z0-9]`.
+    public var objectId: String
+    public var createdAt: ParseDate
+    public var updatedAt: ParseDate
+    /// Every other field, `ACL` excluded. Keys starting with `_` are internal (e.g. `_hashed_password`).
+    public var fields: [String: JSON]
+    /// nil means public read and write (Parse's default when no ACL is set).
+    public var acl: ACL?
+
+    public init(className: String, objectId: String, createdAt: ParseDate, updatedAt: ParseDate,
+                fields: [String: JSON], acl: ACL?) {
+        self.className = className; self.objectId = objectId; self.createdAt = createdAt
+        self.updatedAt = updatedAt; self.fields = fields; self.acl = acl
+    }
+}
+
+/// A Parse ACL: per-entry read and write flags, where an entry is `*` (public), a user's
+/// `objectId`, or `role:Name`. - Source: parse-rest-api.md §1 (`ACL`).
+public struct ACL: Sendable, Equatable {
+    public struct Access: Sendable, Equatable {
+        public var read: Bool
+        public var write: Bool
+        public init(read: Bool, write: Bool) { self.read = read; self.write = write }
+    }
+    public var entries: [String: Access]
+
+    public init(entries: [String: Access]) { self.entries = entries }
+
+    /// Read from Parse's JSON form.
+    /// - Throws: `ParseError` 123 `Invalid ACL.` when the shape is wrong.
+    public init(json: JSON) throws(ParseError) {
+        guard let o = json.objectValue else { throw ParseError(.invalidACL, "Invalid ACL.") }
+        var e: [String: Access] = [:]
+        for (k, v) in o {
+            guard !k.isEmpty, let perms = v.objectValue else { throw ParseError(.invalidACL, "Invalid ACL.") }
+            var a = Access(read: false, write: false)
+            for (pk, pv) in perms {
+                guard let b = pv.boolValue, pk == "read" || pk == "write" else { throw ParseError(.invalidACL, "Invalid ACL.") }
+                if pk == "read" { a.read = b } else { a.write = b }
+            }
+            e[k] = a
+        }
+        entries = e
+    }
+
+    public var json: JSON {
+        var o: [String: JSON] = [:]
+        for (k, a) in entries {
+            var p: [String: JSON] = [:]
+            if a.read { p["read"] = true }
+            if a.write { p["write"] = true }
+            if !p.isEmpty { o[k] = .object(p) }
+        }
+        return .object(o)
+    }
+
+    /// Entries that may read (`_rperm`), sorted.
+    public var readers: [String] { entries.filter { $0.value.read }.map(\.key).sorted() }
+    /// Entries that may write (`_wperm`), sorted.
+    public var writers: [String] { entries.filter { $0.value.write }.map(\.key).sorted() }
+
+    /// Read/write for one user only.
+    public static func privateTo(_ userId: String) -> ACL { ACL(entries: [userId: Access(read: true, write: true)]) }
+}
+
+/// Who is asking, reduced to what the adapters need to filter rows.
+///
+/// `nil` means the master key: no filter. Otherwise the ACL entries that grant access
+/// (`*` and the user's id).
+public typealias PermissionSet = [String]?

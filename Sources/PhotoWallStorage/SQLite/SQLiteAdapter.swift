@@ -1,0 +1,283 @@
+import PhotoWallCore
+import PhotoWallSQL
+import Synchronization
+
+/// The default database: one SQLite file in WAL mode.
+///
+/// Each class is a table `c_<Class>(objectId TEXT PRIMARY KEY, createdAt INTEGER, updatedAt INTEGER,
+/// doc TEXT, acl TEXT, rperm TEXT, wperm TEXT)`: `doc` holds the fields as JSON, times are
+/// milliseconds since 1970, and `rperm`/`wperm` are JSON arrays of ACL entries (NULL = public)
+/// used to filter rows. Hot fields get expression indexes (`json_extract(doc,'$.userFBId')`).
+/// `_SCHEMA` keeps each class's field types; `_FILES` keeps file metadata.
+public final class SQLiteAdapter: DatabaseAdapter {
+    let db: SQLiteDatabase
+    let schemas = Mutex<[String: ClassSchema]>([:])
+    let logger: Logger
+
+    /// Opens or creates the database file at `path` and runs migrations.
+    /// - Throws: `ParseError` 1 when the file can't be opened or migrated.
+    public init(path: String, logger: Logger = Logger(label: "sqlite")) throws(ParseError) {
+        self.logger = logger
+        do {
+            db = try SQLiteDatabase(path: path)
+        } catch {
+            throw ParseError(.internalServerError, "Internal server error.", cause: error)
+        }
+        try migrate()
+    }
+
+    static let migrations: [String] = [
+        """
+        CREATE TABLE IF NOT EXISTS _SCHEMA (className TEXT PRIMARY KEY, fields TEXT NOT NULL);
+        CREATE TABLE IF NOT EXISTS _FILES (name TEXT PRIMARY KEY, contentType TEXT NOT NULL,
+            byteCount INTEGER NOT NULL, sha256 TEXT NOT NULL, createdAt INTEGER NOT NULL);
+        """,
+    ]
+
+    func migrate() throws(ParseError) {
+        try guarded {
+            try db.write { conn in
+                let version = try conn.query("PRAGMA user_version").first?.first?.integer ?? 0
+                for (i, sql) in Self.migrations.enumerated() where i >= Int(version) {
+                    try conn.transaction {
+                        try conn.execute(sql)
+                        try conn.execute("PRAGMA user_version = \(i + 1)")
+                    }
+                }
+                try self.reloadSchemas(conn)
+            }
+        }
+    }
+
+    /// Replaces the cached schemas with what the database holds.
+    func reloadSchemas(_ conn: SQLiteConnection) throws {
+        var loaded: [String: ClassSchema] = [:]
+        for row in try conn.query("SELECT className, fields FROM _SCHEMA") {
+            guard let name = row[0].text, let text = row[1].text, let json = try? JSON.parse(text) else { continue }
+            var fields: [String: FieldType] = [:]
+            for (k, v) in json.objectValue ?? [:] { fields[k] = FieldType(json: v) }
+            loaded[name] = ClassSchema(className: name, fields: fields)
+        }
+        let snapshot = loaded
+        schemas.withLock { $0 = snapshot }
+    }
+
+    /// One write transaction. On failure the schema cache is reloaded, so fields added by the
+    /// rolled-back transaction are forgotten.
+    func writeTransaction<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        try db.write { conn in
+            do {
+                return try conn.transaction { try body(conn) }
+            } catch {
+                try? reloadSchemas(conn)
+                throw error
+            }
+        }
+    }
+
+    // MARK: errors at the boundary
+
+    /// Runs `body`, translating SQLite failures into Parse errors (unique index → 137).
+    func guarded<T>(_ body: () throws -> T) throws(ParseError) -> T {
+        do {
+            return try body()
+        } catch let e as ParseError {
+            throw e
+        } catch let e as SQLiteError where e.isUniqueConstraint {
+            throw ParseError(.duplicateValue, "A duplicate value for a field with unique values was provided", cause: e)
+        } catch {
+            throw ParseError(.internalServerError, "Internal server error.", cause: error)
+        }
+    }
+
+    static func table(_ className: String) -> String { "\"c_\(className)\"" }
+
+    // MARK: schema
+
+    public func schema(of className: String) throws(ParseError) -> ClassSchema? {
+        schemas.withLock { $0[className] }
+    }
+
+    public func ensureClass(_ className: String, fields: [String: FieldType], indexedFields: [String],
+                            uniqueFields: [String]) throws(ParseError) {
+        try guarded {
+            try writeTransaction { conn in
+                do {
+                    _ = try self.createTableIfNeeded(conn, className)
+                    var schema = self.schemas.withLock { $0[className] } ?? ClassSchema(className: className, fields: [:])
+                    for (k, v) in fields where schema.fields[k] == nil { schema.fields[k] = v }
+                    try self.saveSchema(conn, schema)
+                    for f in indexedFields { try self.createIndex(conn, className, field: f, unique: false) }
+                    for f in uniqueFields { try self.createIndex(conn, className, field: f, unique: true) }
+                }
+            }
+        }
+    }
+
+    /// Creates the class table with its built-in indexes. - Returns: whether it was created.
+    func createTableIfNeeded(_ conn: SQLiteConnection, _ className: String) throws -> Bool {
+        if schemas.withLock({ $0[className] }) != nil { return false }
+        let t = Self.table(className)
+        try conn.execute("""
+            CREATE TABLE IF NOT EXISTS \(t) (objectId TEXT PRIMARY KEY, createdAt INTEGER NOT NULL,
+                updatedAt INTEGER NOT NULL, doc TEXT NOT NULL, acl TEXT, rperm TEXT, wperm TEXT);
+            CREATE INDEX IF NOT EXISTS "i_\(className)_createdAt" ON \(t)(createdAt, objectId);
+            CREATE INDEX IF NOT EXISTS "i_\(className)_updatedAt" ON \(t)(updatedAt);
+            """)
+        try saveSchema(conn, ClassSchema(className: className, fields: [:]))
+        return true
+    }
+
+    /// An expression index on a field. Dotted paths index into objects (`authData.facebook.id`).
+    func createIndex(_ conn: SQLiteConnection, _ className: String, field: String, unique: Bool) throws {
+        let safe = field.replacingOccurrences(of: ".", with: "_")
+        let expr = SQLiteQueryCompiler.jsonPath(field)
+        try conn.execute("""
+            CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS "i_\(className)_\(safe)" ON \(Self.table(className))(\(expr)\(unique ? "" : ", createdAt"));
+            """)
+    }
+
+    func saveSchema(_ conn: SQLiteConnection, _ schema: ClassSchema) throws {
+        var o: [String: JSON] = [:]
+        for (k, v) in schema.fields { o[k] = v.json }
+        try conn.run("INSERT INTO _SCHEMA(className, fields) VALUES(?, ?) ON CONFLICT(className) DO UPDATE SET fields = excluded.fields",
+                     [.text(schema.className), .text(JSON.object(o).text)])
+        schemas.withLock { $0[schema.className] = schema }
+    }
+
+    /// Type-checks `fields`, creating the class and adding new fields inside the current write transaction.
+    func checkSchema(_ conn: SQLiteConnection, _ className: String, _ fields: [String: JSON]) throws {
+        _ = try createTableIfNeeded(conn, className)
+        var schema = schemas.withLock { $0[className] } ?? ClassSchema(className: className, fields: [:])
+        let add = try schema.additions(for: fields)
+        if !add.isEmpty {
+            for (k, v) in add { schema.fields[k] = v }
+            try saveSchema(conn, schema)
+        }
+    }
+
+    // MARK: objects
+
+    static func encodeRow(_ o: StoredObject) -> [SQLValue] {
+        let readers = o.acl.map { JSON.array($0.readers.map { .string($0) }).text }
+        let writers = o.acl.map { JSON.array($0.writers.map { .string($0) }).text }
+        return [.text(o.objectId), .integer(o.createdAt.millisecondsSince1970), .integer(o.updatedAt.millisecondsSince1970),
+                .text(JSON.object(o.fields).text), o.acl.map { .text($0.json.text) } ?? .null,
+                readers.map { .text($0) } ?? .null, writers.map { .text($0) } ?? .null]
+    }
+
+    static let columns = "objectId, createdAt, updatedAt, doc, acl"
+
+    static func decodeRow(_ className: String, _ row: [SQLValue]) throws -> StoredObject {
+        let doc = try JSON.parse(row[3].text ?? "{}")
+        var acl: ACL?
+        if let a = row[4].text { acl = try ACL(json: try JSON.parse(a)) }
+        return StoredObject(className: className, objectId: row[0].text ?? "",
+                            createdAt: ParseDate(millisecondsSince1970: row[1].integer ?? 0),
+                            updatedAt: ParseDate(millisecondsSince1970: row[2].integer ?? 0),
+                            fields: doc.objectValue ?? [:], acl: acl)
+    }
+
+    public func insert(_ object: StoredObject) throws(ParseError) {
+        try guarded {
+            try writeTransaction { conn in
+                do {
+                    try self.checkSchema(conn, object.className, object.fields)
+                    try conn.run("INSERT INTO \(Self.table(object.className))(objectId, createdAt, updatedAt, doc, acl, rperm, wperm) VALUES (?,?,?,?,?,?,?)",
+                                 Self.encodeRow(object))
+                }
+            }
+        }
+    }
+
+    public func find(_ query: StoredQuery) throws(ParseError) -> [StoredObject] {
+        guard let schema = try schema(of: query.className) else { return [] }
+        let compiled = try SQLiteQueryCompiler(schema: schema).select(query, columns: Self.columns)
+        return try guarded {
+            try db.read { conn in
+                var out: [StoredObject] = []
+                try conn.forEachRow(compiled.sql, compiled.args) { out.append(try Self.decodeRow(query.className, $0)) }
+                return out
+            }
+        }
+    }
+
+    public func count(_ query: StoredQuery) throws(ParseError) -> Int {
+        guard let schema = try schema(of: query.className) else { return 0 }
+        var q = query
+        q.limit = nil; q.skip = 0; q.order = []
+        let compiled = try SQLiteQueryCompiler(schema: schema).select(q, columns: "count(*)")
+        return try guarded {
+            try db.read { conn in Int(try conn.query(compiled.sql, compiled.args).first?.first?.integer ?? 0) }
+        }
+    }
+
+    public func update(className: String, objectId: String, writers: PermissionSet,
+                       _ transform: (inout StoredObject) throws(ParseError) -> Void) throws(ParseError) -> StoredObject {
+        guard try schema(of: className) != nil else { throw ParseError.objectNotFound() }
+        let t = Self.table(className)
+        let (aclSQL, aclArgs) = SQLiteQueryCompiler.permissionFilter(column: "wperm", writers)
+        return try guarded {
+            try writeTransaction { conn in
+                do {
+                    guard let row = try conn.query("SELECT \(Self.columns) FROM \(t) WHERE objectId = ? AND \(aclSQL)",
+                                                   [.text(objectId)] + aclArgs).first else {
+                        throw ParseError.objectNotFound()
+                    }
+                    var object = try Self.decodeRow(className, row)
+                    do { try transform(&object) } catch let e as ParseError { throw e }
+                    try self.checkSchema(conn, className, object.fields)
+                    let values = Self.encodeRow(object)
+                    try conn.run("UPDATE \(t) SET updatedAt = ?, doc = ?, acl = ?, rperm = ?, wperm = ? WHERE objectId = ?",
+                                 [values[2], values[3], values[4], values[5], values[6], .text(objectId)])
+                    return object
+                }
+            }
+        }
+    }
+
+    public func delete(className: String, objectId: String, writers: PermissionSet) throws(ParseError) {
+        guard try schema(of: className) != nil else { throw ParseError.objectNotFound() }
+        let (aclSQL, aclArgs) = SQLiteQueryCompiler.permissionFilter(column: "wperm", writers)
+        let changed = try guarded {
+            try db.write { conn in
+                try conn.run("DELETE FROM \(Self.table(className)) WHERE objectId = ? AND \(aclSQL)", [.text(objectId)] + aclArgs)
+            }
+        }
+        if changed == 0 { throw ParseError.objectNotFound() }
+    }
+
+    public func deleteAll(className: String, predicate: Predicate) throws(ParseError) -> Int {
+        guard let schema = try schema(of: className) else { return 0 }
+        let compiled = try SQLiteQueryCompiler(schema: schema).whereClause(predicate)
+        return try guarded {
+            try db.write { conn in try conn.run("DELETE FROM \(Self.table(className)) WHERE \(compiled.sql)", compiled.args) }
+        }
+    }
+
+    // MARK: files
+
+    public func insertFile(_ r: FileRecord) throws(ParseError) {
+        try guarded {
+            try db.write { conn in
+                try conn.run("INSERT INTO _FILES(name, contentType, byteCount, sha256, createdAt) VALUES (?,?,?,?,?)",
+                             [.text(r.name), .text(r.contentType), .integer(r.byteCount), .text(r.sha256), .integer(r.createdAt.millisecondsSince1970)])
+            }
+        }
+    }
+
+    public func file(named name: String) throws(ParseError) -> FileRecord? {
+        try guarded {
+            try db.read { conn in
+                try conn.query("SELECT name, contentType, byteCount, sha256, createdAt FROM _FILES WHERE name = ?", [.text(name)]).first.map {
+                    FileRecord(name: $0[0].text ?? "", contentType: $0[1].text ?? "application/octet-stream", byteCount: $0[2].integer ?? 0,
+                               sha256: $0[3].text ?? "", createdAt: ParseDate(millisecondsSince1970: $0[4].integer ?? 0))
+                }
+            }
+        }
+    }
+
+    public func deleteFile(named name: String) throws(ParseError) -> Bool {
+        try guarded { try db.write { conn in try conn.run("DELETE FROM _FILES WHERE name = ?", [.text(name)]) } } > 0
+    }
+}

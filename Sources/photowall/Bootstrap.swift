@@ -1,0 +1,14 @@
+import PhotoWallCore
+import PhotoWallStorage
+
+/// The photo wall's classes, created at start with the indexes their queries need
+/// (`userFBId $in [...]` ordered by `createdAt`, comments by `imageObjectId`).
+enum Bootstrap {
+    static func createClasses(_ db: any DatabaseAdapter) throws(ParseError) {
+        try db.ensureClass("WallImage", fields: ["image": .file, "thumbnail": .file, "user": .pointer("_User"), "userFBId": .string],
+                           indexedFields: ["userFBId", "user.objectId"], uniqueFields: [])
+        try db.ensureClass("WallImageComment", fields: ["comment": .string, "user": .pointer("_User"), "userFBId": .string,
+                                                        "imageObjectId": .string],
+                           indexedFields: ["imageObjectId", "userFBId"], uniqueFields: [])
+    }
+}

@@ -1,0 +1,52 @@
+import PhotoWallCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `photowall COMMAND …`: the server and its tools.
+@main
+struct PhotoWallCLI {
+    static let usage = """
+        usage: photowall COMMAND [options]
+
+        commands:
+          serve       run the Parse-compatible API server (photowall serve --help)
+          thumbnail   make a thumbnail: photowall thumbnail IN OUT [--size N] [--format jpeg|png] [--quality Q]
+          help        show this text
+
+        """
+
+    static func main() {
+        let args = Array(CommandLine.arguments.dropFirst())
+        guard let command = args.first else {
+            Terminal.write(usage, to: 2)
+            exit(64)
+        }
+        let rest = Array(args.dropFirst())
+        let code: Int32
+        switch command {
+        case "serve": code = ServeCommand.run(rest)
+        case "thumbnail": code = 70 // WIRE: runThumbnailCommand(rest)
+        case "help", "--help", "-h": Terminal.write(usage, to: 1); code = 0
+        default:
+            Terminal.write("photowall: unknown command '\(command)'\n\n" + usage, to: 2)
+            code = 64
+        }
+        exit(code)
+    }
+}
+
+/// Writes to stdout/stderr with `write(2)` (Swift 6 forbids the libc `stdout` global).
+enum Terminal {
+    static func write(_ text: String, to fd: Int32) {
+        var t = text
+        t.withUTF8 { buf in
+            var off = 0
+            while off < buf.count {
+                let n = Glibc.write(fd, buf.baseAddress! + off, buf.count - off)
+                if n <= 0 { break }
+                off += n
+            }
+        }
+    }
+}

@@ -1,0 +1,143 @@
+import PhotoWallCore
+import PhotoWallHTTP
+import PhotoWallREST
+import PhotoWallServices
+import PhotoWallStorage
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `photowall serve`: the Parse-compatible API with the embedded defaults (SQLite and files under
+/// `Storage/`), configured like parse-server by options or its environment variables.
+enum ServeCommand {
+    static let help = """
+        usage: photowall serve [options]
+
+          --port N               TCP port (PORT; default 1337; 0 picks a free port)
+          --host ADDR            IPv4 address to bind (PARSE_SERVER_HOST; default 127.0.0.1)
+          --data-dir DIR         database and files (PHOTOWALL_DATA_DIR; default Storage)
+          --app-id ID            application id (PARSE_SERVER_APPLICATION_ID; default photowall)
+          --master-key KEY       master key (PARSE_SERVER_MASTER_KEY; default photowall-master)
+          --rest-key KEY         require this X-Parse-REST-API-Key (PARSE_SERVER_REST_API_KEY)
+          --client-key KEY       require this X-Parse-Client-Key (PARSE_SERVER_CLIENT_KEY)
+          --javascript-key KEY   require this X-Parse-Javascript-Key (PARSE_SERVER_JAVASCRIPT_KEY)
+          --public-url URL       base of file URLs (PARSE_PUBLIC_SERVER_URL; default http://HOST:PORT/parse)
+          --max-upload-size SIZE largest file upload, e.g. 20mb (PARSE_SERVER_MAX_UPLOAD_SIZE; default 20mb)
+          --max-json-size SIZE   largest JSON body (PHOTOWALL_MAX_JSON_SIZE; default 1mb)
+          --worker-threads N     handler threads (PHOTOWALL_WORKER_THREADS; default 32)
+          --log-level LEVEL      trace|debug|info|notice|warning|error (PARSE_SERVER_LOG_LEVEL; default info)
+          --allow-client-class-creation   let clients create classes (PARSE_SERVER_ALLOW_CLIENT_CLASS_CREATION)
+          --stop-on-stdin-eof    shut down gracefully when standard input closes (for supervisors and tests)
+
+        """
+
+    static func run(_ args: [String]) -> Int32 {
+        do {
+            let o = try Options(args, known: ["port", "host", "data-dir", "app-id", "master-key", "rest-key", "client-key",
+                                              "javascript-key", "public-url", "max-upload-size", "max-json-size",
+                                              "worker-threads", "log-level"],
+                                flags: ["help", "allow-client-class-creation", "stop-on-stdin-eof"])
+            if o.flag("help") { Terminal.write(help, to: 1); return 0 }
+            return try serve(o)
+        } catch let e as UsageError {
+            Terminal.write("photowall serve: \(e)\n", to: 2)
+            return 64
+        } catch let e as ParseError {
+            Terminal.write("photowall serve: \(e.message)\(e.cause.map { " (\($0))" } ?? "")\n", to: 2)
+            return 1
+        } catch {
+            Terminal.write("photowall serve: \(error)\n", to: 2)
+            return 1
+        }
+    }
+
+    static func serve(_ o: Options) throws -> Int32 {
+        let levelName = o.value("log-level", env: ["PARSE_SERVER_LOG_LEVEL"]) ?? "info"
+        guard let level = Logger.Level(name: levelName) else { throw UsageError(description: "unknown log level '\(levelName)'") }
+        let logger = Logger(label: "photowall", level: level)
+        let host = o.value("host", env: ["PARSE_SERVER_HOST"]) ?? "127.0.0.1"
+        let portText = o.value("port", env: ["PORT", "PARSE_SERVER_PORT"]) ?? "1337"
+        guard let port = Int(portText), (0...65535).contains(port) else { throw UsageError(description: "bad port '\(portText)'") }
+        let dataDir = o.value("data-dir", env: ["PHOTOWALL_DATA_DIR"]) ?? "Storage"
+        var config = ServerConfig()
+        config.appId = o.value("app-id", env: ["PARSE_SERVER_APPLICATION_ID"]) ?? config.appId
+        config.masterKey = o.value("master-key", env: ["PARSE_SERVER_MASTER_KEY"]) ?? config.masterKey
+        config.restAPIKey = o.value("rest-key", env: ["PARSE_SERVER_REST_API_KEY"])
+        config.clientKey = o.value("client-key", env: ["PARSE_SERVER_CLIENT_KEY"])
+        config.javascriptKey = o.value("javascript-key", env: ["PARSE_SERVER_JAVASCRIPT_KEY"])
+        if let s = o.value("max-upload-size", env: ["PARSE_SERVER_MAX_UPLOAD_SIZE"]) {
+            guard let n = parseByteSize(s), n > 0 else { throw UsageError(description: "bad size '\(s)'") }
+            config.maxUploadBytes = n
+        }
+        if let s = o.value("max-json-size", env: ["PHOTOWALL_MAX_JSON_SIZE"]) {
+            guard let n = parseByteSize(s), n > 0 else { throw UsageError(description: "bad size '\(s)'") }
+            config.maxJSONBytes = n
+        }
+        if o.flag("allow-client-class-creation") || o.value("", env: ["PARSE_SERVER_ALLOW_CLIENT_CLASS_CREATION"]) == "true" {
+            config.allowClientClassCreation = true
+        }
+        var httpConfig = HTTPServer.Configuration(host: host, port: port, logger: Logger(label: "http", level: level))
+        if let w = o.value("worker-threads", env: ["PHOTOWALL_WORKER_THREADS"]) {
+            guard let n = Int(w), n > 0 else { throw UsageError(description: "bad --worker-threads '\(w)'") }
+            httpConfig.workerThreads = n
+        }
+
+        if mkdir(dataDir, 0o755) != 0 && errno != EEXIST {
+            throw UsageError(description: "cannot create data directory \(dataDir): \(String(cString: strerror(errno)))")
+        }
+        let database = try SQLiteAdapter(path: dataDir + "/photowall.sqlite", logger: logger)
+        let store = try FileSystemStore(root: dataDir)
+        try Bootstrap.createClasses(database)
+
+        // The public URL needs the bound port when port 0 was asked for, so bind first.
+        let publicURLOption = o.value("public-url", env: ["PARSE_PUBLIC_SERVER_URL", "PARSE_SERVER_PUBLIC_SERVER_URL"])
+        let box = APIBox()
+        var router = Router()
+        router.add("*", "/*path") { head in box.plan(head) }
+        let server = HTTPServer(configuration: httpConfig, router: router)
+        let boundPort = try server.start()
+        let shownHost = host == "0.0.0.0" ? "127.0.0.1" : host
+        config.publicServerURL = publicURLOption ?? "http://\(shownHost):\(boundPort)\(config.mountPath)"
+
+        let objects = ObjectService(database: database, config: config)
+        let users = try UserService(objects: objects)
+        let files = FileService(database: database, store: store, config: config)
+        let api = ParseAPI(config: config, objects: objects, users: users, files: files, logger: logger)
+        var apiRouter = Router()
+        api.register(on: &apiRouter)
+        box.set(apiRouter)
+
+        Terminal.write("""
+            PhotoWall listening on http://\(shownHost):\(boundPort)\(config.mountPath)
+              data:        \(dataDir) (SQLite photowall.sqlite, files/)
+              app id:      \(config.appId)
+              master key:  \(config.masterKey == "photowall-master" ? "photowall-master (development default: set --master-key)" : "(set)")
+              upload a file:
+                curl -X POST -H 'X-Parse-Application-Id: \(config.appId)' -H 'X-Parse-Master-Key: <master key>' \\
+                     -H 'Content-Type: image/jpeg' --data-binary @photo.jpg \(config.publicServerURL)/files/photo.jpg
+
+            """, to: 1)
+        if o.flag("stop-on-stdin-eof") { StdinWatch.stopOnEOF(server) }
+        server.runUntilSignal()
+        logger.notice("stopped")
+        return 0
+    }
+}
+
+/// Holds the API router, set once after the server has bound its port (the public URL needs it).
+/// Requests that arrive before it is set get 503 `{"status":"starting"}` (parse-server's health shape).
+final class APIBox: Sendable {
+    private let router = SetOnce<Router>()
+
+    func set(_ r: Router) { router.set(r) }
+
+    func plan(_ head: RequestHead) -> RoutePlan {
+        guard let r = router.get() else {
+            var h = HTTPHeaders()
+            h.add("Retry-After", "1")
+            return .immediate(.json(["status": "starting"], status: 503, headers: h))
+        }
+        var head = head
+        return r.resolve(&head)
+    }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import Testing
+import PhotoWallCore
+
+/// `/files`: streamed upload, names, download with Range/ETag/type, delete with the master key.
+@Suite struct FileTests {
+    let s = sharedServer
+
+    func randomBytes(_ n: Int) -> Data {
+        var g = SystemRandomNumberGenerator()
+        return Data((0..<n).map { _ in UInt8.random(in: 0...255, using: &g) })
+    }
+
+    @Test func uploadDownloadDelete() async throws {
+        let (_, token) = try await s.signUp()
+        let bytes = randomBytes(300_000)
+        let up = try await s.request("POST", "/files/photo.jpg", body: bytes, key: .session(token), headers: ["Content-Type": "image/jpeg"])
+        #expect(up.status == 201)
+        let name = try #require(up.json["name"]?.stringValue)
+        #expect(name.range(of: #"^[0-9a-f]{32}_photo\.jpg$"#, options: .regularExpression) != nil)
+        let url = try #require(up.json["url"]?.stringValue)
+        #expect(url == "\(s.baseURL)/files/\(s.appId)/\(name)")
+        #expect(up.header("Location") == url)
+
+        let get = try await s.request("GET", url, key: .none)
+        #expect(get.status == 200)
+        #expect(get.body == bytes)
+        #expect(get.header("Content-Type") == "image/jpeg")
+        #expect(get.header("X-Content-Type-Options") == "nosniff")
+        let etag = try #require(get.header("ETag"))
+        #expect(etag.count == 66)
+
+        let range = try await s.request("GET", url, key: .none, headers: ["Range": "bytes=100-199"])
+        #expect(range.status == 206)
+        #expect(range.body == bytes[100..<200])
+        #expect(range.header("Content-Range") == "bytes 100-199/300000")
+        let suffix = try await s.request("GET", url, key: .none, headers: ["Range": "bytes=-10"])
+        #expect(suffix.body == bytes.suffix(10))
+        let bad = try await s.request("GET", url, key: .none, headers: ["Range": "bytes=400000-"])
+        #expect(bad.status == 416)
+        let cached = try await s.request("GET", url, key: .none, headers: ["If-None-Match": etag])
+        #expect(cached.status == 304)
+        #expect(cached.body.isEmpty)
+
+        let wrongApp = try await s.request("GET", "\(s.baseURL)/files/otherapp/\(name)", key: .none)
+        #expect(wrongApp.status == 403)
+        #expect(wrongApp.json == ["code": 119, "error": "Invalid application ID."])
+        let missing = try await s.request("GET", "\(s.baseURL)/files/\(s.appId)/00000000000000000000000000000000_nope.jpg", key: .none)
+        #expect(missing.status == 404)
+        #expect(missing.text == "File not found.")
+
+        let userDelete = try await s.request("DELETE", "/files/\(name)", key: .session(token))
+        #expect(userDelete.status == 403)
+        #expect(userDelete.json == ["error": "unauthorized: master key is required"])
+        let del = try await s.request("DELETE", "/files/\(name)", key: .master(nil))
+        #expect(del.status == 200)
+        #expect(try await s.request("GET", url, key: .none).status == 404)
+    }
+
+    @Test func typeAndExtension() async throws {
+        // A name without an extension gets one from the Content-Type; the stored type is served back.
+        let up = try await s.request("POST", "/files/picture", body: Data([1, 2, 3]), key: .master(nil), headers: ["Content-Type": "image/png"])
+        let name = try #require(up.json["name"]?.stringValue)
+        #expect(name.hasSuffix("_picture.png"))
+        let get = try await s.request("GET", try #require(up.json["url"]?.stringValue), key: .none)
+        #expect(get.header("Content-Type") == "image/png")
+        // No Content-Type: guessed from the name.
+        let guess = try await s.request("POST", "/files/notes.txt", body: Data("hi".utf8), key: .master(nil), headers: ["Content-Type": ""])
+        let g = try await s.request("GET", try #require(guess.json["url"]?.stringValue), key: .none)
+        #expect(g.header("Content-Type")?.hasPrefix("text/plain") == true)
+    }
+
+    @Test func uploadRules() async throws {
+        let anon = try await s.request("POST", "/files/a.jpg", body: Data([1]), key: .app)
+        #expect(anon.json == ["code": 130, "error": "File upload by public is disabled."])
+        let (_, token) = try await s.signUp()
+        let empty = try await s.request("POST", "/files/a.jpg", body: Data(), key: .session(token))
+        #expect(empty.json == ["code": 130, "error": "Invalid file upload."])
+        for (name, message) in [("..%2Fetc%2Fpasswd", "Filename contains invalid characters."),
+                                ("a%2Fb.jpg", "Filename contains invalid characters."),
+                                ("bad%00name.jpg", "Filename contains invalid characters."),
+                                (".hidden", "Filename contains invalid characters."),
+                                (String(repeating: "x", count: 129), "Filename too long.")] {
+            let r = try await s.request("POST", "/files/\(name)", body: Data([1]), key: .session(token))
+            #expect(r.status == 400, "\(name)")
+            #expect(r.json == ["code": 122, "error": .string(message)], "\(name)")
+        }
+        let noName = try await s.request("POST", "/files", body: Data([1]), key: .session(token))
+        #expect(noName.json == ["code": 122, "error": "Filename not provided."])
+        let badSession = try await s.request("POST", "/files/a.jpg", body: Data([1]), key: .session("r:00000000000000000000000000000000"))
+        #expect(badSession.json == ["code": 209, "error": "Invalid session token"])
+    }
+}

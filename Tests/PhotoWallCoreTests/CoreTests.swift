@@ -1,0 +1,119 @@
+import Testing
+import PhotoWallCore
+import PhotoWallCrypto
+
+@Suite struct ParseDateTests {
+    @Test(arguments: [
+        ("2016-03-11T23:51:48.050Z", Int64(1_457_740_308_050)),
+        ("1970-01-01T00:00:00.000Z", Int64(0)),
+        ("1969-12-31T23:59:59.999Z", Int64(-1)),
+        ("2000-02-29T12:00:00.000Z", Int64(951_825_600_000)),
+    ])
+    func roundTrip(iso: String, ms: Int64) throws {
+        let d = try #require(ParseDate(iso: iso))
+        #expect(d.millisecondsSince1970 == ms)
+        #expect(ParseDate(millisecondsSince1970: ms).iso == iso)
+    }
+
+    @Test func acceptsOtherISOFormsAndNormalises() throws {
+        #expect(ParseDate(iso: "2016-03-11T23:51:48Z")?.iso == "2016-03-11T23:51:48.000Z")
+        #expect(ParseDate(iso: "2016-03-11T23:51:48.5Z")?.iso == "2016-03-11T23:51:48.500Z")
+        #expect(ParseDate(iso: "2016-03-11T23:51:48.123456Z")?.iso == "2016-03-11T23:51:48.123Z")
+        #expect(ParseDate(iso: "2016-03-12T01:51:48.050+02:00")?.iso == "2016-03-11T23:51:48.050Z")
+        #expect(ParseDate(json: ["__type": "Date", "iso": "2016-03-11T23:51:48.050Z"])?.millisecondsSince1970 == 1_457_740_308_050)
+    }
+
+    @Test(arguments: ["", "yesterday", "2016-13-01T00:00:00Z", "2016-03-11 23:51", "2016-03-11T23:51:48.050", "2016-03-11T23:51:48.Z"])
+    func rejectsGarbage(text: String) {
+        #expect(ParseDate(iso: text) == nil)
+    }
+
+    @Test func nowIsMillisecondPrecise() {
+        let a = ParseDate.now()
+        #expect(a.iso.count == 24)
+        #expect(a.iso.hasSuffix("Z"))
+    }
+}
+
+@Suite struct JSONTests {
+    @Test func parsesAndSerialises() throws {
+        let j = try JSON.parse(#"{"b":[1,2.5,true,null],"a":"x\"y\n","c":{"__type":"Date","iso":"z"}}"#)
+        #expect(j["a"] == "x\"y\n")
+        #expect(j["b"] == [1, 2.5, true, nil])
+        #expect(j["c"]?.parseType == "Date")
+        #expect(j.text == #"{"a":"x\"y\n","b":[1,2.5,true,null],"c":{"__type":"Date","iso":"z"}}"#)
+    }
+
+    @Test func boolsAndNumbersStayDistinct() throws {
+        #expect(try JSON.parse("[true,1,0,false]") == [true, 1, 0, false])
+    }
+
+    @Test func controlCharactersAreEscaped() {
+        #expect(JSON.string("\u{01}é").text == "\"\\u0001é\"")
+    }
+
+    @Test(arguments: ["{", "[1,]", "{'a':1}", "nul", "\u{FF}"])
+    func invalidJSONIs107(text: String) {
+        #expect(throws: ParseError.self) { try JSON.parse(text) }
+        do { _ = try JSON.parse(text) } catch { #expect(error.code == .invalidJSON) }
+    }
+
+    @Test func integersPrintWithoutFraction() {
+        #expect(JSON.number(3).text == "3")
+        #expect(JSON.number(-0.5).text == "-0.5")
+        #expect(JSON.number(1e20).text == "1e+20")
+    }
+}
+
+@Suite struct ParseErrorTests {
+    // One row per status rule in parse-rest-api.md §4: 1 → 500, 101 → 404, others → 400.
+    @Test(arguments: [(1, 500), (101, 404), (102, 400), (107, 400), (111, 400), (119, 400), (122, 400), (130, 400),
+                      (137, 400), (141, 400), (202, 400), (209, 400), (252, 400)])
+    func statusFollowsCode(code: Int, status: Int) {
+        #expect(ParseError(.init(rawValue: code), "x").status == status)
+    }
+
+    @Test func bodies() {
+        #expect(ParseError.objectNotFound().json == ["code": 101, "error": "Object not found."])
+        #expect(ParseError.internalError(ParseError.objectNotFound()).json == ["code": 1, "message": "Internal server error."])
+        #expect(ParseError(.operationForbidden, "Invalid application ID.", status: 403).status == 403)
+    }
+
+    @Test func codePatternMatches() {
+        let matched: Bool
+        do { throw ParseError.objectNotFound() } catch ParseError.Code.objectNotFound { matched = true } catch { matched = false }
+        #expect(matched)
+    }
+}
+
+@Suite struct IdentifierTests {
+    @Test func shapes() {
+        let id = ParseIdentifier.alphanumeric(10)
+        #expect(id.count == 10 && id.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) })
+        let hex = ParseIdentifier.hex(byteCount: 16)
+        #expect(hex.count == 32 && hex.allSatisfy { "0123456789abcdef".contains($0) })
+        #expect(Set((0..<1000).map { _ in ParseIdentifier.alphanumeric(10) }).count == 1000)
+    }
+}
+
+@Suite struct CryptoTests {
+    @Test func bcryptHashesAndVerifies() throws {
+        let h = try PasswordHasher.hash("correct horse")
+        #expect(h.hasPrefix("$2b$10$") && h.count == 60)
+        #expect(PasswordHasher.verify("correct horse", hash: h))
+        #expect(!PasswordHasher.verify("correct horsE", hash: h))
+        #expect(!PasswordHasher.verify("x", hash: "not a hash"))
+        #expect(try PasswordHasher.hash("correct horse") != h, "fresh salt each time")
+    }
+
+    @Test func digestsMatchKnownVectors() {
+        #expect(Digest.hash(.sha256, Array("abc".utf8)).hexString == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(Digest.hash(.sha1, Array("abc".utf8)).hexString == "a9993e364706816aba3e25717850c26c9cd0d89d")
+        // RFC 4231 test case 2.
+        #expect(Crypto.hmacSHA256(key: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8)).hexString
+                == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+        #expect(Crypto.constantTimeEquals([1, 2, 3], [1, 2, 3]))
+        #expect(!Crypto.constantTimeEquals([1, 2, 3], [1, 2, 4]))
+        #expect(Crypto.randomBytes(32).count == 32)
+    }
+}

@@ -1,0 +1,249 @@
+import PhotoWallCore
+@testable import PhotoWallHTTP
+import PhotoWallTesting
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Counts what a streamed route saw: sinks opened, handler calls, the last sink.
+final class UploadProbe: Sendable {
+    let opened = Box(0)
+    let handled = Box(0)
+    let sink = Box<FileSink?>(nil)
+}
+
+/// `PUT /upload/:name` streams into `<directory>/<name>` (at most `maxBodyBytes`), then answers the byte count.
+func uploadRouter(directory: String, maxBodyBytes: Int, probe: UploadProbe) -> Router {
+    var router = Router()
+    router.add("PUT", "/upload/:name") { _ in
+        .streamed(maxBodyBytes: maxBodyBytes, open: { head in
+            probe.opened.update { $0 += 1 }
+            if head.headers["Authorization"] == "deny" { return .respond(.json(["error": "unauthorized"], status: 401)) }
+            let sink = FileSink(path: "\(directory)/\(head.pathParameters["name"]!)")
+            probe.sink.update { $0 = sink }
+            return .sink(sink)
+        }, handler: { _, sink in
+            probe.handled.update { $0 += 1 }
+            let bytes = (sink as! FileSink).finish()
+            return .json(["bytes": .number(Double(bytes))])
+        })
+    }
+    return router
+}
+
+@Suite("Request bodies")
+struct BodyTests {
+    @Test(arguments: [false, true])
+    func bufferedBodyRoundTrip(chunked: Bool) throws {
+        var router = Router()
+        router.add("POST", "/echo") { _ in
+            .buffered(maxBodyBytes: 1 << 20) { request in
+                var headers = HTTPHeaders()
+                headers.set("Content-Type", "application/octet-stream")
+                headers.set("X-Declared-Length", request.head.contentLength.map { "\($0)" } ?? "none")
+                return Response(status: 200, headers: headers, body: .bytes(request.body))
+            }
+        }
+        try withServer(router) { _, port, log in
+            let payload = testBytes(300_000)
+            let client = try TestHTTPClient(port: port)
+            let r = try client.request("POST", "/echo", body: payload, chunked: chunked, chunkSize: 7_777)
+            #expect(r.status == 200)
+            #expect(r.header("X-Declared-Length") == (chunked ? "none" : "300000"))
+            #expect(r.header("Content-Length") == "300000")
+            #expect(sameBytes(r.body, payload))
+            let empty = try client.request("POST", "/echo", body: [])
+            #expect(empty.status == 200)
+            #expect(empty.body.isEmpty)
+            #expect(log.wait(forCount: 2).map(\.bodyBytes) == [300_000, 0])
+        }
+    }
+
+    @Test(arguments: [false, true])
+    func streamedFiftyMiBUploadIsByteIdentical(chunked: Bool) throws {
+        try withTemporaryDirectory { directory in
+            let probe = UploadProbe()
+            let payload = testBytes(50 << 20, seed: chunked ? 7 : 11)
+            try withServer(uploadRouter(directory: directory, maxBodyBytes: 64 << 20, probe: probe)) { _, port, log in
+                let r = try TestHTTPClient(port: port, timeoutSeconds: 30)
+                    .request("PUT", "/upload/big.bin", body: payload, chunked: chunked, chunkSize: 1 << 20)
+                #expect(r.status == 200)
+                #expect(r.text == #"{"bytes":52428800}"#)
+                #expect(probe.opened.value == 1)
+                #expect(probe.handled.value == 1)
+                let stats = try #require(probe.sink.value).snapshot
+                #expect(stats.aborts == 0)
+                #expect(stats.bytes == 50 << 20)
+                // Streamed piece by piece, each bounded by the connection's 64 KiB memory pool.
+                #expect(stats.largestPiece <= 64 * 1024)
+                #expect(stats.writes >= (50 << 20) / (64 * 1024))
+                #expect(log.wait(forCount: 1).map(\.bodyBytes) == [50 << 20])
+            }
+            let stored = try #require(readFile("\(directory)/big.bin"))
+            #expect(sameBytes(stored, payload))
+        }
+    }
+
+    @Test(arguments: [true, false])
+    func declaredLengthOverLimitGets413BeforeAnyBodyByte(expectContinue: Bool) throws {
+        try withTemporaryDirectory { directory in
+            let probe = UploadProbe()
+            var router = uploadRouter(directory: directory, maxBodyBytes: 1 << 20, probe: probe)
+            router.add("POST", "/json") { _ in .buffered(maxBodyBytes: 1000) { _ in Response(status: 200) } }
+            try withServer(router) { _, port, log in
+                for target in ["/upload/too-big.bin", "/json"] {
+                    let client = try TestHTTPClient(port: port)
+                    var headers = [("Content-Length", "1000000000")]
+                    if expectContinue { headers.append(("Expect", "100-continue")) }
+                    try client.sendHead(target == "/json" ? "POST" : "PUT", target, headers: headers)
+                    // No body byte is sent: the answer must come from the head alone.
+                    let r = try client.readResponse()
+                    #expect(r.status == 413)
+                    #expect(r.interimStatuses == []) // never "100 Continue"
+                    #expect(r.text == #"{"error":"request entity too large"}"#)
+                    #expect(r.header("X-Request-Id") != nil)
+                }
+                #expect(probe.opened.value == 0) // the sink is never opened
+                #expect(!fileExists("\(directory)/too-big.bin"))
+                let entries = log.wait(forCount: 2)
+                #expect(entries.map(\.status) == [413, 413])
+                #expect(entries.map(\.bodyBytes) == [0, 0])
+            }
+        }
+    }
+
+    @Test func curlExpectContinueGets413() throws {
+        guard access("/usr/bin/curl", X_OK) == 0 else { return }
+        try withTemporaryDirectory { directory in
+            let probe = UploadProbe()
+            let bodyFile = "\(directory)/body.bin"
+            let fd = open(bodyFile, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            ftruncate(fd, 2 << 20)
+            close(fd)
+            try withServer(uploadRouter(directory: directory, maxBodyBytes: 1 << 20, probe: probe)) { _, port, log in
+                let output = try runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}",
+                                                              "-H", "Expect: 100-continue", "-T", bodyFile,
+                                                              "http://127.0.0.1:\(port)/upload/x.bin"])
+                #expect(output == "413")
+                #expect(probe.opened.value == 0)
+                #expect(log.wait(forCount: 1).map(\.bodyBytes) == [0])
+            }
+        }
+    }
+
+    @Test func openCanAnswerWithoutReadingTheBody() throws {
+        try withTemporaryDirectory { directory in
+            let probe = UploadProbe()
+            try withServer(uploadRouter(directory: directory, maxBodyBytes: 64 << 20, probe: probe)) { _, port, log in
+                let client = try TestHTTPClient(port: port)
+                try client.sendHead("PUT", "/upload/a.bin", headers: [("Content-Length", "5000000"), ("Expect", "100-continue"),
+                                                                     ("Authorization", "deny")])
+                let r = try client.readResponse()
+                #expect(r.status == 401)
+                #expect(r.interimStatuses == [])
+                #expect(r.text == #"{"error":"unauthorized"}"#)
+                #expect(probe.opened.value == 1)
+                #expect(probe.handled.value == 0)
+                #expect(log.wait(forCount: 1).map(\.bodyBytes) == [0])
+                // Without a body the same answer keeps the connection open.
+                let again = try TestHTTPClient(port: port)
+                let first = try again.request("PUT", "/upload/b.bin", headers: [("Authorization", "deny")])
+                let second = try again.request("PUT", "/upload/b.bin", headers: [("Authorization", "deny")])
+                #expect([first.status, second.status] == [401, 401])
+                #expect(first.header("Connection") == nil)
+            }
+        }
+    }
+
+    @Test func chunkedBodyOverLimitClosesAndAbortsSink() throws {
+        try withTemporaryDirectory { directory in
+            let probe = UploadProbe()
+            try withServer(uploadRouter(directory: directory, maxBodyBytes: 256 * 1024, probe: probe)) { _, port, log in
+                let client = try TestHTTPClient(port: port)
+                try client.sendHead("PUT", "/upload/partial.bin", headers: [("Transfer-Encoding", "chunked")])
+                // The server closes mid-body, so sending may fail part-way; that is expected.
+                try? client.sendChunked(testBytes(4 << 20), chunkSize: 16 * 1024)
+                #expect(client.waitForPeerClose())
+                let entries = log.wait(forCount: 1)
+                #expect(entries.map(\.status) == [nil])
+                #expect(entries.map(\.termination) == [.error])
+                #expect(entries[0].bodyBytes > 256 * 1024)
+                #expect(probe.opened.value == 1)
+                #expect(probe.handled.value == 0)
+                #expect(try #require(probe.sink.value).snapshot.aborts == 1)
+                #expect(try #require(probe.sink.value).snapshot.bytes <= 256 * 1024)
+                #expect(!fileExists("\(directory)/partial.bin"))
+            }
+        }
+    }
+
+    @Test func clientDisconnectMidBodyAbortsOnce() throws {
+        try withTemporaryDirectory { directory in
+            let probe = UploadProbe()
+            try withServer(uploadRouter(directory: directory, maxBodyBytes: 64 << 20, probe: probe)) { _, port, log in
+                let client = try TestHTTPClient(port: port)
+                try client.sendHead("PUT", "/upload/gone.bin", headers: [("Content-Length", "\(8 << 20)")])
+                try client.send(testBytes(300_000))
+                #expect(eventually { (probe.sink.value?.snapshot.bytes ?? 0) == 300_000 })
+                client.close()
+                let entries = log.wait(forCount: 1)
+                #expect(entries.map(\.status) == [nil])
+                #expect(entries.map(\.termination) == [.clientAbort])
+                usleep(100_000) // nothing further may happen
+                #expect(try #require(probe.sink.value).snapshot.aborts == 1)
+                #expect(probe.handled.value == 0)
+                #expect(log.all.count == 1)
+                #expect(!fileExists("\(directory)/gone.bin"))
+            }
+        }
+    }
+
+    @Test func idleTimeoutMidBodyAbortsOnce() throws {
+        try withTemporaryDirectory { directory in
+            let probe = UploadProbe()
+            try withServer(uploadRouter(directory: directory, maxBodyBytes: 64 << 20, probe: probe),
+                           configure: { $0.idleTimeoutSeconds = 1 }) { _, port, log in
+                let client = try TestHTTPClient(port: port)
+                try client.sendHead("PUT", "/upload/slow.bin", headers: [("Content-Length", "1000000")])
+                try client.send(testBytes(10_000))
+                #expect(client.waitForPeerClose(timeoutSeconds: 4))
+                let entries = log.wait(forCount: 1)
+                #expect(entries.map(\.termination) == [.timeout])
+                #expect(try #require(probe.sink.value).snapshot.aborts == 1)
+                #expect(probe.handled.value == 0)
+                #expect(!fileExists("\(directory)/slow.bin"))
+            }
+        }
+    }
+}
+
+/// Runs a program and returns its standard output (stderr is discarded).
+func runProcess(_ path: String, _ arguments: [String]) throws -> String {
+    var pipeFDs: [Int32] = [0, 0]
+    guard pipe(&pipeFDs) == 0 else { throw TestHTTPClientError("pipe failed", systemError: errno) }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 1)
+    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    posix_spawn_file_actions_addclose(&actions, pipeFDs[0])
+    let argv = ([path] + arguments).map { strdup($0) } + [nil]
+    defer { argv.forEach { free($0) } }
+    var pid = pid_t()
+    let rc = posix_spawn(&pid, path, &actions, nil, argv, environ)
+    close(pipeFDs[1])
+    defer { close(pipeFDs[0]) }
+    guard rc == 0 else { throw TestHTTPClientError("posix_spawn failed", systemError: rc) }
+    var output: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let n = read(pipeFDs[0], &buffer, buffer.count)
+        if n <= 0 { break }
+        output += buffer[..<n]
+    }
+    var status: Int32 = 0
+    waitpid(pid, &status, 0)
+    return String(decoding: output, as: UTF8.self)
+}

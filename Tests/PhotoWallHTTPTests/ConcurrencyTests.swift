@@ -1,0 +1,104 @@
+import PhotoWallCore
+@testable import PhotoWallHTTP
+import PhotoWallTesting
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Tracks how many handlers run at the same time.
+final class ConcurrencyProbe: Sendable {
+    private let state = Box((current: 0, maximum: 0))
+
+    /// Enters, waits until `target` handlers are inside at once (or `timeoutSeconds`), sleeps
+    /// `holdMilliseconds`, leaves.
+    func run(target: Int, holdMilliseconds: Int, timeoutSeconds: Double = 5) {
+        state.update { $0.current += 1; $0.maximum = max($0.maximum, $0.current) }
+        _ = eventually(timeoutSeconds: timeoutSeconds) { state.value.maximum >= target }
+        usleep(UInt32(holdMilliseconds * 1000))
+        state.update { $0.current -= 1 }
+    }
+
+    var maximum: Int { state.value.maximum }
+}
+
+@Suite("Worker pool")
+struct ConcurrencyTests {
+    /// Handlers block on the worker pool, not the event thread: with one event thread, eight sleeping
+    /// handlers are all inside at once.
+    @Test func blockingHandlersRunInParallel() throws {
+        let probe = ConcurrencyProbe()
+        var router = Router()
+        router.add("GET", "/sleep") { _ in
+            .buffered(maxBodyBytes: 0) { _ in
+                probe.run(target: 8, holdMilliseconds: 200)
+                return .text("done", status: 200)
+            }
+        }
+        try withServer(router, configure: { $0.eventThreads = 1; $0.workerThreads = 32 }) { _, port, log in
+            let statuses = Box<[Int]>([])
+            let threads = (0..<8).map { _ in
+                TestThread {
+                    let status = (try? TestHTTPClient(port: port).request("GET", "/sleep").status) ?? -1
+                    statuses.update { $0.append(status) }
+                }
+            }
+            for thread in threads { #expect(thread.join()) }
+            #expect(statuses.value == Array(repeating: 200, count: 8))
+            #expect(probe.maximum == 8)
+            #expect(log.wait(forCount: 8).count == 8)
+        }
+    }
+
+    /// The pool is bounded: never more handlers at once than `workerThreads`.
+    @Test func workerPoolIsBounded() throws {
+        let probe = ConcurrencyProbe()
+        var router = Router()
+        router.add("GET", "/sleep") { _ in
+            .buffered(maxBodyBytes: 0) { _ in
+                probe.run(target: 2, holdMilliseconds: 100, timeoutSeconds: 2)
+                return .text("done", status: 200)
+            }
+        }
+        try withServer(router, configure: { $0.workerThreads = 2 }) { _, port, _ in
+            let statuses = Box<[Int]>([])
+            let threads = (0..<6).map { _ in
+                TestThread {
+                    let status = (try? TestHTTPClient(port: port).request("GET", "/sleep").status) ?? -1
+                    statuses.update { $0.append(status) }
+                }
+            }
+            for thread in threads { #expect(thread.join()) }
+            #expect(statuses.value == Array(repeating: 200, count: 6))
+            #expect(probe.maximum == 2)
+        }
+    }
+
+    /// Many short requests from several connections at once, mixing inline and worker answers.
+    @Test func manyConcurrentKeepAliveClients() throws {
+        var router = Router()
+        router.add("GET", "/inline") { _ in .immediate(.text("i", status: 200)) }
+        router.add("POST", "/echo") { _ in .buffered(maxBodyBytes: 4096) { Response(status: 200, body: .bytes($0.body)) } }
+        try withServer(router) { _, port, log in
+            let failures = Box(0)
+            let threads = (0..<16).map { n in
+                TestThread {
+                    do {
+                        let client = try TestHTTPClient(port: port)
+                        for i in 0..<50 {
+                            let body = Array("\(n)-\(i)".utf8)
+                            let echoed = try client.request("POST", "/echo", body: body)
+                            let inline = try client.request("GET", "/inline")
+                            if echoed.body != body || inline.text != "i" { failures.update { $0 += 1 } }
+                        }
+                    } catch {
+                        failures.update { $0 += 1 }
+                    }
+                }
+            }
+            for thread in threads { #expect(thread.join(timeoutSeconds: 20)) }
+            #expect(failures.value == 0)
+            #expect(log.wait(forCount: 1600).count == 1600)
+        }
+    }
+}

@@ -1,0 +1,175 @@
+import PhotoWallCore
+@testable import PhotoWallHTTP
+import PhotoWallTesting
+import Testing
+
+@Suite("Routing, heads and keep-alive")
+struct RoutingTests {
+    @Test func pathParametersAndQueryDecoding() throws {
+        let seen = Box<RequestHead?>(nil)
+        var router = Router()
+        router.add("GET", "/items/:id/*rest") { head in
+            .buffered(maxBodyBytes: 0) { request in
+                seen.update { $0 = request.head }
+                return .json(["id": .string(request.head.pathParameters["id"] ?? "")])
+            }
+        }
+        try withServer(router) { _, port, log in
+            let client = try TestHTTPClient(port: port)
+            let r = try client.request("GET", "/items/a%20b/x/y%2Fz?x=1&y=hello+world&z=%2B%26%3D&x=2&flag")
+            #expect(r.status == 200)
+            #expect(r.text == #"{"id":"a b"}"#)
+            let head = try #require(seen.value)
+            #expect(head.method == "GET")
+            #expect(head.path == "/items/a%20b/x/y%2Fz")
+            #expect(head.pathParameters == ["id": "a b", "rest": "x/y/z"])
+            #expect(head.query.map { "\($0.name)=\($0.value)" } == ["x=1", "y=hello world", "z=+&=", "x=2", "flag="])
+            #expect(head.queryValue("x") == "1")
+            #expect(head.contentLength == nil)
+            #expect(head.remoteAddress == "127.0.0.1")
+            #expect(head.headers["host"] == "127.0.0.1:\(port)")
+            let entries = log.wait(forCount: 1)
+            #expect(entries.map(\.path) == ["/items/a%20b/x/y%2Fz"]) // the access log never carries the query
+            #expect(entries.map(\.status) == [200])
+            #expect(entries.map(\.termination) == [.completed])
+        }
+    }
+
+    @Test func unknownPathUsesFallback() throws {
+        try withServer(Router()) { _, port, _ in
+            let r = try TestHTTPClient(port: port).request("GET", "/nope")
+            #expect(r.status == 404)
+            #expect(r.text == #"{"error":"not found"}"#)
+            #expect(r.header("Content-Type") == "application/json; charset=utf-8")
+        }
+    }
+
+    @Test func headersArriveInOrder() throws {
+        let seen = Box<[String]>([])
+        var router = Router()
+        router.add("GET", "/h") { _ in
+            .buffered(maxBodyBytes: 0) { request in
+                seen.update { $0 = request.head.headers.fields.filter { $0.name.hasPrefix("X-") }.map { "\($0.name)=\($0.value)" } }
+                return Response(status: 204)
+            }
+        }
+        try withServer(router) { _, port, _ in
+            let r = try TestHTTPClient(port: port).request("GET", "/h", headers: [("X-B", "2"), ("X-A", "1"), ("X-B", "3")])
+            #expect(r.status == 204)
+            #expect(seen.value == ["X-B=2", "X-A=1", "X-B=3"])
+        }
+    }
+
+    @Test func keepAliveReusesTheConnection() throws {
+        var router = Router()
+        router.add("GET", "/hello") { _ in .immediate(.text("hello", status: 200)) }
+        router.add("POST", "/echo") { _ in .buffered(maxBodyBytes: 1024) { Response(status: 200, body: .bytes($0.body)) } }
+        router.add("GET", "/worker") { _ in .buffered(maxBodyBytes: 0) { _ in .text("from worker", status: 200) } }
+        try withServer(router) { _, port, log in
+            let client = try TestHTTPClient(port: port)
+            let first = try client.request("GET", "/hello")
+            let second = try client.request("GET", "/hello")
+            let third = try client.request("POST", "/echo", body: Array("ping".utf8))
+            let fourth = try client.request("GET", "/worker")
+            // A POST with a small body to a path that does not read it (the 404 fallback): the body is
+            // dropped, not the connection.
+            let fifth = try client.request("POST", "/nothing", body: Array("ignored".utf8))
+            let sixth = try client.request("GET", "/hello")
+            for r in [first, second, third, fourth, sixth] { #expect(r.status == 200) }
+            #expect(fifth.status == 404)
+            for r in [first, second, third, fourth, fifth, sixth] {
+                #expect(r.header("Connection")?.lowercased() != "close")
+            }
+            #expect(first.text == "hello")
+            #expect(second.text == "hello")
+            #expect(third.text == "ping")
+            #expect(fourth.text == "from worker")
+            #expect(fifth.text == #"{"error":"not found"}"#)
+            #expect(sixth.text == "hello")
+            #expect(log.wait(forCount: 6).count == 6)
+        }
+    }
+
+    @Test func requestIDIsEchoedOrGenerated() throws {
+        let seen = Box<[String]>([])
+        var router = Router()
+        router.add("GET", "/id") { _ in
+            .buffered(maxBodyBytes: 0) { request in
+                seen.update { $0.append(request.head.requestID) }
+                return Response(status: 204)
+            }
+        }
+        try withServer(router) { _, port, log in
+            let client = try TestHTTPClient(port: port)
+            let echoed = try client.request("GET", "/id", headers: [("X-Request-Id", "abc-123.X_y")])
+            #expect(echoed.header("X-Request-Id") == "abc-123.X_y")
+            let bad = try client.request("GET", "/id", headers: [("X-Request-Id", "not/sane")])
+            #expect(isGeneratedRequestID(bad.header("X-Request-Id")))
+            let tooLong = try client.request("GET", "/id", headers: [("X-Request-Id", String(repeating: "a", count: 129))])
+            #expect(isGeneratedRequestID(tooLong.header("X-Request-Id")))
+            let longest = try client.request("GET", "/id", headers: [("X-Request-Id", String(repeating: "a", count: 128))])
+            #expect(longest.header("X-Request-Id") == String(repeating: "a", count: 128))
+            let none = try client.request("GET", "/id")
+            #expect(isGeneratedRequestID(none.header("X-Request-Id")))
+            #expect(none.header("X-Request-Id") != bad.header("X-Request-Id"))
+            #expect(seen.value == [echoed, bad, tooLong, longest, none].map { $0.header("X-Request-Id")! })
+            // Engine answers (404 fallback) carry the id too.
+            let missing = try client.request("GET", "/missing", headers: [("X-Request-Id", "r-404")])
+            #expect(missing.status == 404)
+            #expect(missing.header("X-Request-Id") == "r-404")
+            #expect(log.wait(forCount: 6).map(\.requestID).last == "r-404")
+        }
+    }
+
+    @Test func headAnswersWithGetHeadersAndNoBody() throws {
+        var router = Router()
+        router.add("GET", "/doc") { _ in .buffered(maxBodyBytes: 0) { _ in .text("twelve bytes", status: 200) } }
+        try withServer(router) { _, port, _ in
+            let client = try TestHTTPClient(port: port)
+            let head = try client.request("HEAD", "/doc")
+            #expect(head.status == 200)
+            #expect(head.header("Content-Length") == "12")
+            #expect(head.header("Content-Type") == "text/plain; charset=utf-8")
+            #expect(head.body.isEmpty)
+            // No body bytes were sent after the HEAD response: the next response parses cleanly.
+            let get = try client.request("GET", "/doc")
+            #expect(get.status == 200)
+            #expect(get.text == "twelve bytes")
+        }
+    }
+
+    @Test func accessLogFormatting() {
+        #expect(Engine.oneDecimal(0) == "0.0")
+        #expect(Engine.oneDecimal(0.04) == "0.0")
+        #expect(Engine.oneDecimal(0.05) == "0.1")
+        #expect(Engine.oneDecimal(12.34) == "12.3")
+        #expect(Engine.oneDecimal(199.96) == "200.0")
+    }
+
+    @Test func lifecycle() throws {
+        let server = HTTPServer(configuration: .init(logger: Logger(label: "t", level: .warning)), router: Router())
+        #expect(server.port == 0)
+        let port = try server.start()
+        #expect(port > 0)
+        #expect(server.port == port)
+        #expect(throws: HTTPServerError.self) { try server.start() }
+        server.shutdown(gracePeriodSeconds: 1)
+        server.shutdown(gracePeriodSeconds: 1) // second call is a no-op
+        #expect(server.port == port)
+        #expect(isConnectionRefused(port: port))
+
+        let taken = HTTPServer(configuration: .init(port: port == 65535 ? 1 : 0, logger: Logger(label: "t", level: .error)),
+                               router: Router())
+        _ = try taken.start()
+        let clash = HTTPServer(configuration: .init(port: taken.port, logger: Logger(label: "t", level: .error)), router: Router())
+        do {
+            _ = try clash.start()
+            Issue.record("second bind to port \(taken.port) succeeded")
+        } catch let error as HTTPServerError {
+            #expect(error.code == .startFailed)
+        }
+        let badHost = HTTPServer(configuration: .init(host: "localhost", logger: Logger(label: "t", level: .error)), router: Router())
+        #expect(throws: HTTPServerError.self) { try badHost.start() }
+        taken.shutdown()
+    }
+}

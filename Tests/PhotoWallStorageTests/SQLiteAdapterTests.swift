@@ -1,0 +1,131 @@
+import Foundation
+import Testing
+import PhotoWallCore
+import PhotoWallStorage
+
+/// The SQLite adapter on a real database file in a temporary folder.
+@Suite struct SQLiteAdapterTests {
+    let dir: String
+    let db: SQLiteAdapter
+
+    init() throws {
+        dir = NSTemporaryDirectory() + "pw-sqlite-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        db = try SQLiteAdapter(path: dir + "/db.sqlite")
+    }
+
+    func object(_ cls: String, _ fields: [String: JSON], acl: ACL? = nil, id: String = ParseIdentifier.alphanumeric()) -> StoredObject {
+        let now = ParseDate.now()
+        return StoredObject(className: cls, objectId: id, createdAt: now, updatedAt: now, fields: fields, acl: acl)
+    }
+
+    @Test func schemaMismatchIs111AndRollsBack() throws {
+        try db.insert(object("T", ["a": "x"]))
+        #expect(try db.schema(of: "T")?.fields["a"] == .string)
+        #expect(throws: ParseError.self) { try db.insert(object("T", ["a": 1, "b": true])) }
+        do { try db.insert(object("T", ["a": 1, "b": true])) } catch {
+            #expect(error.code == .incorrectType)
+            #expect(error.message == "schema mismatch for T.a; expected String but got Number")
+        }
+        // "b" was not added by the failed insert.
+        #expect(try db.schema(of: "T")?.fields["b"] == nil)
+        try db.insert(object("T", ["b": "now a string"]))
+        #expect(try db.schema(of: "T")?.fields["b"] == .string)
+    }
+
+    @Test func uniqueIndexIs137() throws {
+        try db.ensureClass("U", fields: [:], indexedFields: [], uniqueFields: ["name"])
+        try db.insert(object("U", ["name": "a"]))
+        do {
+            try db.insert(object("U", ["name": "a"]))
+            Issue.record("expected a duplicate error")
+        } catch {
+            #expect(error.code == .duplicateValue)
+        }
+        #expect(try db.count(StoredQuery(className: "U", readers: nil)) == 1)
+    }
+
+    @Test func permissionsFilterReadsAndWrites() throws {
+        let priv = object("P", ["n": 1], acl: .privateTo("alice"), id: "privObject")
+        let pub = object("P", ["n": 2], acl: nil, id: "pubObject1")
+        try db.insert(priv)
+        try db.insert(pub)
+        let asBob = try db.find(StoredQuery(className: "P", order: [SortKey(path: "n", descending: false)], readers: ["*", "bob"]))
+        #expect(asBob.map(\.objectId) == ["pubObject1"])
+        let asAlice = try db.find(StoredQuery(className: "P", order: [SortKey(path: "n", descending: false)], readers: ["*", "alice"]))
+        #expect(asAlice.map(\.objectId) == ["privObject", "pubObject1"])
+        #expect(throws: ParseError.self) { try db.delete(className: "P", objectId: "privObject", writers: ["*", "bob"]) }
+        try db.delete(className: "P", objectId: "privObject", writers: ["*", "alice"])
+        #expect(try db.count(StoredQuery(className: "P", readers: nil)) == 1)
+    }
+
+    @Test func updateIsAtomicUnderConcurrency() async throws {
+        try db.insert(object("C", ["n": 0], id: "counter001"))
+        await withTaskGroup(of: Void.self) { g in
+            for _ in 0..<8 {
+                g.addTask {
+                    for _ in 0..<50 {
+                        _ = try? db.update(className: "C", objectId: "counter001", writers: nil) { (o: inout StoredObject) throws(ParseError) in
+                            o.fields["n"] = .number((o.fields["n"]?.doubleValue ?? 0) + 1)
+                        }
+                    }
+                }
+            }
+        }
+        let o = try #require(try db.find(StoredQuery(className: "C", readers: nil)).first)
+        #expect(o.fields["n"] == 400)
+    }
+
+    @Test func usesExpressionIndexForInQueries() throws {
+        try db.ensureClass("WallImage", fields: ["userFBId": .string], indexedFields: ["userFBId"], uniqueFields: [])
+        // EXPLAIN QUERY PLAN through the sqlite3 shell on the same file.
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        p.arguments = [dir + "/db.sqlite", "EXPLAIN QUERY PLAN SELECT objectId FROM \"c_WallImage\" WHERE json_extract(doc,'$.userFBId') IN ('a','b') ORDER BY createdAt DESC LIMIT 20"]
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        p.waitUntilExit()
+        let plan = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(plan.contains("i_WallImage_userFBId"), "\(plan)")
+    }
+
+    @Test func filesMetadata() throws {
+        let r = FileRecord(name: "abc_x.jpg", contentType: "image/jpeg", byteCount: 3, sha256: "00", createdAt: ParseDate(millisecondsSince1970: 5))
+        try db.insertFile(r)
+        #expect(try db.file(named: "abc_x.jpg") == r)
+        #expect(try db.deleteFile(named: "abc_x.jpg"))
+        #expect(try db.file(named: "abc_x.jpg") == nil)
+        #expect(try !db.deleteFile(named: "abc_x.jpg"))
+    }
+}
+
+@Suite struct FileSystemStoreTests {
+    @Test func commitMakesVisibleAbortLeavesNothing() throws {
+        let dir = NSTemporaryDirectory() + "pw-fs-\(UUID().uuidString)"
+        let store = try FileSystemStore(root: dir)
+        let w = try store.makeWriter(for: "0123abcd_photo.jpg")
+        try [UInt8](repeating: 7, count: 1000).withUnsafeBytes { try w.write($0) }
+        #expect(try store.location(of: "0123abcd_photo.jpg") == nil, "not visible before commit")
+        try w.commit()
+        #expect(try store.location(of: "0123abcd_photo.jpg")?.byteCount == 1000)
+        #expect(try store.location(of: "0123abcd_photo.jpg")?.path.hasSuffix("/files/01/23/0123abcd_photo.jpg") == true)
+        #expect(try store.read("0123abcd_photo.jpg") == [UInt8](repeating: 7, count: 1000))
+
+        let a = try store.makeWriter(for: "ffff_gone.jpg")
+        try [UInt8](repeating: 1, count: 10).withUnsafeBytes { try a.write($0) }
+        a.abort()
+        #expect(try store.location(of: "ffff_gone.jpg") == nil)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir + "/tmp").isEmpty)
+        #expect(try store.delete("0123abcd_photo.jpg"))
+        #expect(try !store.delete("0123abcd_photo.jpg"))
+    }
+
+    @Test func staleTemporariesAreRemovedAtOpen() throws {
+        let dir = NSTemporaryDirectory() + "pw-fs-\(UUID().uuidString)"
+        _ = try FileSystemStore(root: dir)
+        FileManager.default.createFile(atPath: dir + "/tmp/crashed.part", contents: Data([1, 2, 3]))
+        _ = try FileSystemStore(root: dir)
+        #expect(!FileManager.default.fileExists(atPath: dir + "/tmp/crashed.part"))
+    }
+}

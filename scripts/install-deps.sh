@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the Debian packages PhotoWall needs, only those missing. Run as root (or with sudo).
+# Usage: scripts/install-deps.sh [build|test|bench]   (each level includes the previous ones)
+set -euo pipefail
+level=${1:-build}
+
+build_pkgs=(pkg-config libmicrohttpd-dev libcurl4-openssl-dev libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev
+            liblcms2-dev libsqlite3-dev libpq-dev libssl-dev libcrypt-dev)
+test_pkgs=(curl sqlite3 python3 python3-venv)
+bench_pkgs=(wrk nginx-light libvips-tools)
+
+want=("${build_pkgs[@]}")
+case "$level" in
+  test) want+=("${test_pkgs[@]}") ;;
+  bench) want+=("${test_pkgs[@]}" "${bench_pkgs[@]}") ;;
+esac
+
+missing=()
+for p in "${want[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "installing Debian packages: ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
