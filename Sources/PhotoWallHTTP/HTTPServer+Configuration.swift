@@ -35,8 +35,8 @@ extension HTTPServer {
         public var logger: Logger = Logger(label: "http")
         /// Write one access line per request (method, path without query, status, ms, request id).
         public var accessLog: Bool = true
-        /// Called once per finished request, on an event thread, after the access line; must not block.
-        /// For metrics and tests.
+        /// Called once per finished request, after its access line: on an event thread, or on the thread
+        /// calling `shutdown` for requests cut off by it. Must not block. For metrics and tests.
         public var onRequestCompleted: (@Sendable (AccessLogEntry) -> Void)? = nil
 
         public init(host: String = "127.0.0.1", port: Int = 0, logger: Logger = Logger(label: "http")) {

@@ -35,9 +35,8 @@ public final class HTTPServer: Sendable {
 
     /// What exists while the daemon runs.
     ///
-    /// `@unchecked Sendable`: `daemon` (a `CMHDShim_Daemon *`) is stopped only by the one caller that
-    /// moves the lifecycle from `.running` to `.shuttingDown` under `lifecycle`; the other MHD calls
-    /// made on it (quiesce, port) are thread-safe.
+    /// `@unchecked Sendable`: `daemon` (a `CMHDShim_Daemon *`) is used only by `start()` (under
+    /// `lifecycle`) and by the one caller that moves the lifecycle from `.running` to `.shuttingDown`.
     private struct Running: @unchecked Sendable {
         let daemon: OpaquePointer
         let engine: Engine
@@ -183,15 +182,10 @@ public final class HTTPServer: Sendable {
         let logger = configuration.logger
         let engine = running.engine
         engine.closing.store(true, ordering: .relaxed)
-        let mhd = CMHDShim_daemon_mhd(running.daemon)
-        // MHD stops polling the listening socket; it stays open until MHD_stop_daemon returns (MHD's
-        // threads may still hold it), so stop the kernel from accepting on it right away.
-        let listenFD = MHD_quiesce_daemon(mhd)
-        if listenFD >= 0 {
-            _ = CMHDShim_stop_listening(listenFD)
-        } else {
-            logger.warning("MHD_quiesce_daemon failed; new connections are accepted until the daemon stops")
-        }
+        // Refuse new connections at once: the shim's accept thread stops and its listening socket closes.
+        // (Not MHD_quiesce_daemon: with epoll and internal threads it races MHD's event loop and can
+        // abort the process; see CMHDShim.h.)
+        CMHDShim_stop_accepting(running.daemon)
         let deadline = ContinuousClock.now + .milliseconds(Int64(max(0, gracePeriodSeconds) * 1000))
         while engine.inFlightCount > 0 && ContinuousClock.now < deadline {
             usleep(5_000)
@@ -203,7 +197,6 @@ public final class HTTPServer: Sendable {
                            ["requests": "\(unfinished)", "handlers.abandoned": "\(abandoned)"])
         }
         CMHDShim_stop_daemon(running.daemon)
-        if listenFD >= 0 { close(listenFD) }
         engine.workers.stop()
         running.engineReference.release()
         logger.notice("HTTP server stopped", ["port": "\(running.port)"])

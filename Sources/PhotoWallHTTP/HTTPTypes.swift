@@ -9,14 +9,27 @@ public struct HTTPHeaders: Sendable, Sequence {
     public private(set) var fields: [(name: String, value: String)] = []
     public init(_ fields: [(String, String)] = []) { self.fields = fields.map { (name: $0.0, value: $0.1) } }
     public subscript(name: String) -> String? {
-        let lower = name.lowercased()
-        return fields.first { $0.name.lowercased() == lower }?.value
+        fields.first { HTTPHeaders.sameName($0.name, name) }?.value
+    }
+
+    /// ASCII case-insensitive comparison of two field names, without allocating.
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        var a = a, b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                guard x.count == y.count else { return false }
+                for i in 0..<x.count where x[i] != y[i] {
+                    let lower = x[i] | 0x20
+                    if lower != y[i] | 0x20 || lower < 97 || lower > 122 { return false }
+                }
+                return true
+            }
+        }
     }
     public mutating func add(_ name: String, _ value: String) { fields.append((name, value)) }
     /// Replaces every field of that name with one.
     public mutating func set(_ name: String, _ value: String) {
-        let lower = name.lowercased()
-        fields.removeAll { $0.name.lowercased() == lower }
+        fields.removeAll { HTTPHeaders.sameName($0.name, name) }
         fields.append((name, value))
     }
     public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }

@@ -19,10 +19,9 @@ enum FileInput {
         guard size <= maxBytes else {
             throw ImagingError(code: .tooLarge, message: "File too large: \(size) bytes; the limit is \(maxBytes) bytes.")
         }
-        var bytes = [UInt8](repeating: 0, count: size)
-        var done = 0
         var failed = false
-        bytes.withUnsafeMutableBytes { buffer in
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            var done = 0
             while done < size {
                 let n = read(fd, buffer.baseAddress! + done, size - done)
                 if n < 0 && errno == EINTR { continue }
@@ -32,9 +31,10 @@ enum FileInput {
                 }
                 done += n
             }
+            initialized = done                      // a file that shrank is read as it is now
         }
         guard !failed else { throw failure(path) }
-        return done == size ? bytes : Array(bytes.prefix(done))
+        return bytes
     }
 
     private static func failure(_ path: String) -> ImagingError {

@@ -2,6 +2,18 @@
 enum Finish {
     static func thumbnail(from resized: PixelImage, decoded: DecodedImages, header: ImageHeader,
                           options: ThumbnailOptions) throws(ImagingError) -> Thumbnail {
+        let (image, format) = prepare(resized, decoded: decoded, header: header, options: options)
+        let bytes = format == .jpeg
+            ? try JPEGEncoder.encode(image, quality: options.quality)
+            : try PNGEncoder.encode(image)
+        return Thumbnail(bytes: bytes, format: format, width: image.width, height: image.height,
+                         sourceUprightWidth: header.uprightWidth, sourceUprightHeight: header.uprightHeight,
+                         hasAlpha: image.hasAlpha)
+    }
+
+    /// The upright, sRGB, straight-alpha pixels and the format they will be encoded in.
+    static func prepare(_ resized: PixelImage, decoded: DecodedImages, header: ImageHeader,
+                        options: ThumbnailOptions) -> (PixelImage, ImageType) {
         var image = resized
         Premultiply.undo(&image)
         switch decoded.colour {
@@ -24,12 +36,6 @@ enum Finish {
         if format == .jpeg && image.hasAlpha {
             image = Alpha.flatten(image, onto: options.background)
         }
-        image = Orient.apply(header.orientation, to: image)
-        let bytes = format == .jpeg
-            ? try JPEGEncoder.encode(image, quality: options.quality)
-            : try PNGEncoder.encode(image)
-        return Thumbnail(bytes: bytes, format: format, width: image.width, height: image.height,
-                         sourceUprightWidth: header.uprightWidth, sourceUprightHeight: header.uprightHeight,
-                         hasAlpha: image.hasAlpha)
+        return (Orient.apply(header.orientation, to: image), format)
     }
 }

@@ -6,7 +6,9 @@
 public struct ImagingError: Error, Sendable, Equatable, CustomStringConvertible {
     /// An open set of failure kinds; match with `catch ImagingError.Code.tooLarge`.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        /// Stable number for logs and metrics.
         public let rawValue: Int
+        /// Wraps a raw value; prefer the named constants.
         public init(rawValue: Int) { self.rawValue = rawValue }
 
         /// Not a JPEG or PNG (by magic bytes), or a JPEG/PNG variant the decoder
@@ -25,6 +27,7 @@ public struct ImagingError: Error, Sendable, Equatable, CustomStringConvertible 
         /// The input file could not be read.
         public static let readFailed = Code(rawValue: 7)
 
+        /// The constant's name, e.g. `"tooLarge"`.
         public var description: String {
             switch self {
             case .unsupportedType: return "unsupportedType"
@@ -51,12 +54,17 @@ public struct ImagingError: Error, Sendable, Equatable, CustomStringConvertible 
     /// The type sniffed from the magic bytes, when known.
     public var detectedType: ImageType?
 
+    /// - Parameters:
+    ///   - code: The failure kind.
+    ///   - message: One line for the client, ending with a full stop.
+    ///   - detectedType: The sniffed type, if known.
     public init(code: Code, message: String, detectedType: ImageType? = nil) {
         self.code = code
         self.message = message
         self.detectedType = detectedType
     }
 
+    /// Same as `message`.
     public var description: String { message }
 }
 
@@ -77,10 +85,16 @@ extension ImagingError {
     }
 
     static func corrupt(_ type: ImageType, _ detail: String) -> ImagingError {
-        ImagingError(code: .corrupt, message: "Corrupt \(type) image: \(detail)", detectedType: type)
+        ImagingError(code: .corrupt, message: "Corrupt \(type) image: \(sentence(detail))", detectedType: type)
     }
 
     static func truncated(_ type: ImageType, _ detail: String) -> ImagingError {
-        ImagingError(code: .truncated, message: "Truncated \(type) image: \(detail)", detectedType: type)
+        ImagingError(code: .truncated, message: "Truncated \(type) image: \(sentence(detail))", detectedType: type)
+    }
+
+    /// One line ending with a full stop (library messages have neither guarantee).
+    private static func sentence(_ text: String) -> String {
+        let line = text.split(whereSeparator: \.isNewline).joined(separator: " ")
+        return line.hasSuffix(".") ? line : line + "."
     }
 }

@@ -11,7 +11,7 @@ public enum ImageSniffer {
         bytes.withUnsafeBytes { sniff($0) }
     }
 
-    /// Same as ``sniff(_:)-(Array<UInt8>)`` for bytes already in memory.
+    /// Same as the `[UInt8]` overload, for bytes already in memory (e.g. `Data.withUnsafeBytes`).
     public static func sniff(_ bytes: UnsafeRawBufferPointer) -> ImageType {
         let b = bytes
         func starts(_ magic: [UInt8], at offset: Int = 0) -> Bool {

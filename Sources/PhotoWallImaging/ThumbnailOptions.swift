@@ -15,6 +15,7 @@ public struct RGBColor: Sendable, Hashable {
     public var green: UInt8
     public var blue: UInt8
 
+    /// - Parameters: red, green, blue: 0...255 each.
     public init(red: UInt8, green: UInt8, blue: UInt8) {
         self.red = red
         self.green = green
@@ -59,6 +60,9 @@ public struct ThumbnailOptions: Sendable, Hashable {
     /// are faster and softer. Range 1.0...8.0.
     public var reducingGap: Double = 2.0
 
+    /// The defaults, with the three most used settings overridable; set the
+    /// limits as properties. Invalid values (outside the documented ranges)
+    /// are a programming error and trap when the options are used.
     public init(longestEdgePixels: Int = 256, format: ThumbnailFormat = .auto, quality: Int = 85) {
         self.longestEdgePixels = longestEdgePixels
         self.format = format

@@ -16,6 +16,9 @@
 public enum Thumbnailer {
     /// Reads type, size and orientation from the header without decoding pixels.
     ///
+    /// - Parameter bytes: The start of the file (the whole file is fine; the
+    ///   JPEG markers up to the first scan or the PNG chunks up to IDAT are read).
+    /// - Returns: Stored size in pixels, EXIF orientation, upright size.
     /// - Throws: `ImagingError` `.unsupportedType` for anything but JPEG/PNG
     ///   (by magic bytes); `.corrupt` / `.truncated` for a damaged header.
     public static func readHeader(_ bytes: [UInt8]) throws(ImagingError) -> ImageHeader {
@@ -72,34 +75,45 @@ public enum Thumbnailer {
         }
     }
 
-    /// Same as ``makeThumbnails(from:longestEdges:options:)-(Array<UInt8>,_,_)``
-    /// for bytes already in memory.
+    /// Same as the `[UInt8]` overload, for bytes already in memory; the buffer
+    /// is only read during the call.
     public static func makeThumbnails(from buffer: UnsafeRawBufferPointer, longestEdges: [Int],
                                       options: ThumbnailOptions = ThumbnailOptions()) throws(ImagingError) -> [Thumbnail] {
-        options.validate()
-        precondition(!longestEdges.isEmpty && longestEdges.allSatisfy { (1...16384).contains($0) },
-                     "each box must be in 1...16384")
-        let header = try HeaderReader.read(buffer)
-        try HeaderReader.checkLimits(header, options)
-        let upright = longestEdges.map {
-            fit(width: header.uprightWidth, height: header.uprightHeight, box: $0)
-        }
-        let stored = upright.map {
-            header.orientation.swapsDimensions ? ResizeTarget(width: $0.height, height: $0.width) : $0
-        }
-        let decoded: DecodedImages
-        switch header.type {
-        case .jpeg:
-            decoded = try JPEGDecoder().decode(buffer, header: header, targets: stored, options: options)
-        default:
-            decoded = try PNGDecoder().decode(buffer, header: header, targets: stored, options: options)
-        }
+        let (decoded, header) = try decode(buffer, longestEdges: longestEdges, options: options)
         var thumbnails: [Thumbnail] = []
         thumbnails.reserveCapacity(decoded.images.count)
         for image in decoded.images {
             thumbnails.append(try Finish.thumbnail(from: image, decoded: decoded, header: header, options: options))
         }
         return thumbnails
+    }
+
+    /// The finished pixels (upright, sRGB, alpha resolved) for each box, before
+    /// encoding, with the format each would be encoded in. Used by tests.
+    static func uprightImages(from buffer: UnsafeRawBufferPointer, longestEdges: [Int],
+                              options: ThumbnailOptions) throws(ImagingError) -> [(PixelImage, ImageType)] {
+        let (decoded, header) = try decode(buffer, longestEdges: longestEdges, options: options)
+        return decoded.images.map { Finish.prepare($0, decoded: decoded, header: header, options: options) }
+    }
+
+    private static func decode(_ buffer: UnsafeRawBufferPointer, longestEdges: [Int],
+                               options: ThumbnailOptions) throws(ImagingError) -> (DecodedImages, ImageHeader) {
+        options.validate()
+        precondition(!longestEdges.isEmpty && longestEdges.allSatisfy { (1...16384).contains($0) },
+                     "each box must be in 1...16384")
+        let header = try HeaderReader.read(buffer)
+        try HeaderReader.checkLimits(header, options)
+        let stored = longestEdges.map {
+            let upright = fit(width: header.uprightWidth, height: header.uprightHeight, box: $0)
+            return header.orientation.swapsDimensions
+                ? ResizeTarget(width: upright.height, height: upright.width) : upright
+        }
+        switch header.type {
+        case .jpeg:
+            return (try JPEGDecoder().decode(buffer, header: header, targets: stored, options: options), header)
+        default:
+            return (try PNGDecoder().decode(buffer, header: header, targets: stored, options: options), header)
+        }
     }
 
     /// The upright size that fits `box` x `box`, keeping the aspect ratio

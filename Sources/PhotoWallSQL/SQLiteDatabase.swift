@@ -1,16 +1,22 @@
 import Synchronization
 import PhotoWallCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// A SQLite database in WAL mode: one writer connection and a pool of reader connections.
+/// A SQLite database in WAL mode: one writer connection and one reader connection per thread.
 ///
-/// Writes are serialised through the writer's lock (SQLite allows one writer); reads run in parallel
-/// on their own connections and see the last committed state. `synchronous=FULL` makes every
-/// acknowledged commit durable across a `kill -9` or power loss.
+/// Writes are serialised through the writer's lock (SQLite allows one writer); reads run in
+/// parallel, each thread on its own connection (kept in thread-local storage, so the read path
+/// takes no lock), and see the last committed state. `synchronous=FULL` makes every acknowledged
+/// commit durable across a `kill -9` or power loss.
 /// - Source: https://sqlite.org/wal.html; GRDB's `DatabasePool`.
 public final class SQLiteDatabase: Sendable {
     public let path: String
     private let writer: Mutex<SQLiteConnection>
-    private let readers = Mutex<[SQLiteConnection]>([])
+    /// pthread key whose per-thread value is a retained `SQLiteConnection` for reading,
+    /// released by `releaseThreadConnection` when the thread exits.
+    private let readerKey: pthread_key_t
 
     /// Opens the database, switching it to WAL.
     /// - Throws: `SQLiteError` when the file can't be opened or is not a database.
@@ -19,6 +25,14 @@ public final class SQLiteDatabase: Sendable {
         let w = try SQLiteConnection(path: path)
         try w.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")
         writer = Mutex(w)
+        var key = pthread_key_t()
+        precondition(pthread_key_create(&key, releaseThreadConnection) == 0, "pthread_key_create failed")
+        readerKey = key
+    }
+
+    deinit {
+        // Connections still held by live threads are released when those threads exit.
+        pthread_key_delete(readerKey)
     }
 
     /// Runs `body` with the writer connection, serialised with every other writer.
@@ -31,18 +45,22 @@ public final class SQLiteDatabase: Sendable {
         try writer.withLock { conn in try conn.transaction { try body(conn) } }
     }
 
-    /// Runs `body` with a reader connection inside a read transaction (a consistent snapshot).
+    /// Runs `body` with this thread's reader connection. Each statement sees one committed
+    /// snapshot; run `BEGIN`/`COMMIT` inside `body` when several statements must share one.
     public func read<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        let conn = try readers.withLock { $0.popLast() } ?? openReader()
-        defer { readers.withLock { $0.append(conn) } }
-        try conn.execute("BEGIN")
-        defer { try? conn.execute("COMMIT") }
+        if let raw = pthread_getspecific(readerKey) {
+            return try body(Unmanaged<SQLiteConnection>.fromOpaque(raw).takeUnretainedValue())
+        }
+        let conn = try SQLiteConnection(path: path)
+        try conn.execute("PRAGMA query_only=ON;")
+        // Retained for the thread's lifetime; released by `releaseThreadConnection`.
+        pthread_setspecific(readerKey, Unmanaged.passRetained(conn).toOpaque())
         return try body(conn)
     }
+}
 
-    private func openReader() throws -> SQLiteConnection {
-        let c = try SQLiteConnection(path: path)
-        try c.execute("PRAGMA query_only=ON;")
-        return c
-    }
+/// pthread key destructor: releases a thread's reader connection when the thread exits.
+private func releaseThreadConnection(_ raw: UnsafeMutableRawPointer?) {
+    guard let raw else { return }
+    Unmanaged<SQLiteConnection>.fromOpaque(raw).release()
 }

@@ -114,6 +114,21 @@ struct BodyTests {
         }
     }
 
+    @Test func expectContinueWithinLimitGets100ThenTheAnswer() throws {
+        var router = Router()
+        router.add("POST", "/echo") { _ in .buffered(maxBodyBytes: 1000) { Response(status: 200, body: .bytes($0.body)) } }
+        try withServer(router) { _, port, _ in
+            let client = try TestHTTPClient(port: port)
+            try client.sendHead("POST", "/echo", headers: [("Content-Length", "5"), ("Expect", "100-continue")])
+            let interim = try client.readResponse(returnInterim: true)
+            #expect(interim.status == 100)
+            try client.send(Array("hello".utf8))
+            let r = try client.readResponse()
+            #expect(r.status == 200)
+            #expect(r.text == "hello")
+        }
+    }
+
     @Test func curlExpectContinueGets413() throws {
         guard access("/usr/bin/curl", X_OK) == 0 else { return }
         try withTemporaryDirectory { directory in

@@ -101,4 +101,38 @@ struct ConcurrencyTests {
             #expect(log.wait(forCount: 1600).count == 1600)
         }
     }
+
+    /// At `connectionLimit` new clients wait in the listen backlog instead of being dropped.
+    @Test func connectionLimitQueuesNewClients() throws {
+        var router = Router()
+        router.add("GET", "/x") { _ in .immediate(.text("x", status: 200)) }
+        try withServer(router, configure: { $0.connectionLimit = 2 }) { _, port, _ in
+            let first = try TestHTTPClient(port: port)
+            let second = try TestHTTPClient(port: port)
+            #expect(try first.request("GET", "/x").status == 200)
+            #expect(try second.request("GET", "/x").status == 200)
+            let third = try TestHTTPClient(port: port, timeoutSeconds: 0.3) // completes in the kernel backlog
+            try third.sendHead("GET", "/x")
+            #expect(throws: TestHTTPClientError.self) { try third.readResponse() } // not served yet
+            first.close()
+            #expect(eventually(timeoutSeconds: 3) {
+                (try? third.readResponse())?.status == 200
+            })
+        }
+    }
+
+    /// Over `perIPConnectionLimit`, libmicrohttpd closes the extra connection at once.
+    @Test func perIPLimitClosesExtraConnections() throws {
+        var router = Router()
+        router.add("GET", "/x") { _ in .immediate(.text("x", status: 200)) }
+        try withServer(router, configure: { $0.perIPConnectionLimit = 2 }) { _, port, _ in
+            let first = try TestHTTPClient(port: port)
+            let second = try TestHTTPClient(port: port)
+            #expect(try first.request("GET", "/x").status == 200)
+            #expect(try second.request("GET", "/x").status == 200)
+            let third = try TestHTTPClient(port: port)
+            #expect(third.waitForPeerClose(timeoutSeconds: 2))
+            #expect(try first.request("GET", "/x").status == 200)
+        }
+    }
 }

@@ -134,8 +134,10 @@ public final class TestHTTPClient {
     }
 
     /// Reads one response, skipping (and recording) interim 1xx responses.
-    /// - Parameter method: the request's method; after `HEAD` no body is read.
-    public func readResponse(method: String = "GET") throws -> TestHTTPResponse {
+    /// - Parameters:
+    ///   - method: the request's method; after `HEAD` no body is read.
+    ///   - returnInterim: return a 1xx response (e.g. `100 Continue`) instead of skipping it.
+    public func readResponse(method: String = "GET", returnInterim: Bool = false) throws -> TestHTTPResponse {
         var interim: [Int] = []
         while true {
             let headEnd = try readUntil([13, 10, 13, 10])
@@ -150,7 +152,14 @@ public final class TestHTTPClient {
                 guard let colon = line.firstIndex(of: ":") else { return nil }
                 return (String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingSpaces)
             }
-            if (100..<200).contains(status) { interim.append(status); continue }
+            if (100..<200).contains(status) {
+                if returnInterim {
+                    return TestHTTPResponse(status: status, reason: statusLine.count > 2 ? statusLine[2] : "",
+                                            headers: headers, body: [], interimStatuses: interim)
+                }
+                interim.append(status)
+                continue
+            }
             var response = TestHTTPResponse(status: status, reason: statusLine.count > 2 ? statusLine[2] : "",
                                             headers: headers, body: [], interimStatuses: interim)
             if method == "HEAD" || status == 204 || status == 304 { return response }

@@ -2,16 +2,22 @@
 #define CMHDSHIM_H
 
 /*
- * Fixed-arity wrappers around libmicrohttpd's variadic calls (MHD_start_daemon,
- * MHD_get_daemon_info, MHD_get_connection_info), which Swift cannot import.
- * Every symbol is prefixed `CMHDShim_`. See notes/http-and-infra.md §4.
+ * Fixed-arity wrappers around libmicrohttpd 0.9.75 for Swift, which cannot import its variadic calls
+ * (MHD_start_daemon, MHD_get_daemon_info, MHD_get_connection_info). Every symbol is prefixed
+ * `CMHDShim_`. See notes/http-and-infra.md §4.
+ *
+ * The shim owns the listening socket and an accept thread that hands connections to MHD with
+ * MHD_add_connection (the daemon runs with MHD_USE_NO_LISTEN_SOCKET). Reason: MHD_quiesce_daemon on an
+ * epoll daemon with internal threads races with MHD's own event loop and can abort the process with
+ * "Failed to remove listen FD from epoll set" (reproduced with 0.9.75 under load, about once per
+ * 1000-2000 quiesces). Stopping our own accept thread has no such race.
  */
 
 #include <microhttpd.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/** Receives one formatted libmicrohttpd error-log line (no trailing newline). */
+/** Receives one formatted libmicrohttpd or shim error-log line (no trailing newline). */
 typedef void (*CMHDShim_LogFunction)(void *cls, const char *message);
 
 /** Everything `CMHDShim_start_daemon` needs; zero means "MHD default" unless stated. */
@@ -24,13 +30,14 @@ typedef struct CMHDShim_Config {
     unsigned int thread_pool_size;
     /** Per-connection memory pool in bytes (MHD_OPTION_CONNECTION_MEMORY_LIMIT). */
     size_t connection_memory_limit;
-    /** Total connections (MHD_OPTION_CONNECTION_LIMIT). */
+    /** Total connections; 0 = MHD's default. At the limit the accept thread waits, so further clients
+        queue in the listen backlog. */
     unsigned int connection_limit;
-    /** Connections per client IP; 0 = unlimited. */
+    /** Connections per client IP; 0 = unlimited. Over it, MHD closes the new connection. */
     unsigned int per_ip_connection_limit;
     /** Idle timeout in seconds; 0 = none. */
     unsigned int connection_timeout_seconds;
-    /** listen(2) backlog. */
+    /** listen(2) backlog; 0 = SOMAXCONN. */
     unsigned int listen_backlog;
     /** Keep the URL path and query arguments exactly as sent (no %XX decoding by MHD; `+` in
         arguments still becomes a space). */
@@ -45,25 +52,36 @@ typedef struct CMHDShim_Config {
     void *log_cls;
 } CMHDShim_Config;
 
-/** A started daemon plus the shim's own bookkeeping (the logger target). */
+/** A started daemon plus the shim's listening socket, accept thread and logger target. */
 typedef struct CMHDShim_Daemon CMHDShim_Daemon;
 
 /**
- * Starts a daemon with flags INTERNAL_POLLING_THREAD | EPOLL | ALLOW_SUSPEND_RESUME | ITC |
- * ERROR_LOG and the options in `config` (passed to MHD as one MHD_OPTION_ARRAY).
+ * Binds and listens on `bind_address:port`, starts MHD with flags INTERNAL_POLLING_THREAD | EPOLL |
+ * ALLOW_SUSPEND_RESUME | ITC | ERROR_LOG | NO_LISTEN_SOCKET and the options in `config` (passed as
+ * one MHD_OPTION_ARRAY), then starts the accept thread.
  *
- * @return the daemon, or NULL with `*error_number` set to an errno-style code
- *         (EINVAL for a bad address; otherwise errno after MHD failed, often EADDRINUSE).
+ * @return the daemon, or NULL with `*error_number` set to an errno value (EINVAL for a bad
+ *         address, EADDRINUSE, EACCES, ...; EIO when MHD failed without saying why).
  */
 CMHDShim_Daemon *CMHDShim_start_daemon(const CMHDShim_Config *config, int *error_number);
 
 /** The underlying `struct MHD_Daemon *` (valid until CMHDShim_stop_daemon). */
 struct MHD_Daemon *CMHDShim_daemon_mhd(CMHDShim_Daemon *daemon);
 
-/** MHD_get_daemon_info(MHD_DAEMON_INFO_BIND_PORT); 0 when unknown. */
+/** The bound TCP port (from getsockname(2) on the listening socket). */
 uint16_t CMHDShim_daemon_bind_port(CMHDShim_Daemon *daemon);
 
-/** MHD_stop_daemon, then frees the shim handle. */
+/** Connections MHD currently manages (MHD_DAEMON_INFO_CURRENT_CONNECTIONS). */
+unsigned int CMHDShim_daemon_current_connections(CMHDShim_Daemon *daemon);
+
+/**
+ * Stops accepting: shuts the listening socket down (so the kernel refuses new connections at once),
+ * joins the accept thread and closes the socket. Connections already handed to MHD are unaffected.
+ * Idempotent; call from one thread at a time.
+ */
+void CMHDShim_stop_accepting(CMHDShim_Daemon *daemon);
+
+/** CMHDShim_stop_accepting, MHD_stop_daemon, then frees the handle. */
 void CMHDShim_stop_daemon(CMHDShim_Daemon *daemon);
 
 /**
@@ -71,14 +89,6 @@ void CMHDShim_stop_daemon(CMHDShim_Daemon *daemon);
  * @return 0 on success, -1 when unknown (buffer then holds "").
  */
 int CMHDShim_connection_client_address(struct MHD_Connection *connection, char *buffer, size_t buffer_size);
-
-/**
- * Refuses new TCP connections on a listening socket that MHD_quiesce_daemon handed back, without
- * closing the descriptor (MHD's threads may still hold it until MHD_stop_daemon). On Linux,
- * shutdown(2) on a listening socket stops listening: pending and new connections get RST.
- * @return 0 or -1 with errno.
- */
-int CMHDShim_stop_listening(int listen_fd);
 
 /** Names the calling thread (pthread_setname_np, a GNU extension Swift does not see); cut to 15 bytes. */
 void CMHDShim_set_current_thread_name(const char *name);

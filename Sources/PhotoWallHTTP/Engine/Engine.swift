@@ -14,12 +14,10 @@ final class Engine: Sendable {
     /// Set by shutdown: responses then carry `Connection: close`.
     let closing = Atomic<Bool>(false)
 
-    private struct Registry {
-        var live: [ObjectIdentifier: RequestContext] = [:]
-        /// No new handler may be dispatched (shutdown gave up waiting).
-        var stopping = false
-    }
-    private let registry = Mutex(Registry())
+    /// Requests between their first access-handler call and their completion.
+    private let registry = Mutex([ObjectIdentifier: RequestContext]())
+    /// Set when shutdown gives up waiting: no further handler may be dispatched.
+    private let stopping = Atomic<Bool>(false)
 
     /// Requests that send no more than this many body bytes to a route that answers without reading
     /// them (`.immediate`, `.respond`) have the body read and dropped, so the connection stays open.
@@ -38,7 +36,7 @@ final class Engine: Sendable {
     }
 
     /// Requests between their first access-handler call and their completion.
-    var inFlightCount: Int { registry.withLock { $0.live.count } }
+    var inFlightCount: Int { registry.withLock { $0.count } }
 
     // MARK: - Access handler
 
@@ -54,7 +52,7 @@ final class Engine: Sendable {
         var (head, chunked, expectsContinue) = readHead(connection: connection, url: url, method: method)
         let plan = router.resolve(&head)
         let context = RequestContext(head: head, chunked: chunked, expectsContinue: expectsContinue)
-        registry.withLock { $0.live[ObjectIdentifier(context)] = context }
+        registry.withLock { $0[ObjectIdentifier(context)] = context }
         // Retain rule: this +1 lives in MHD's per-request slot until engineRequestCompleted, which MHD
         // calls exactly once for every request whose access handler ran, balances it.
         requestSlot.pointee = Unmanaged.passRetained(context).toOpaque()
@@ -165,10 +163,11 @@ final class Engine: Sendable {
     private func dispatch(_ context: RequestContext, connection: OpaquePointer,
                           _ work: @escaping @Sendable () -> Response) -> MHD_Result {
         let connectionBits = UInt(bitPattern: connection)
-        // Under the registry lock so that shutdown's sweep sees either no suspension or a finished one.
-        let accepted = registry.withLock { registry -> Bool in
-            guard !registry.stopping else { return false }
-            context.handoff.withLock { $0 = .suspended(connectionBits: connectionBits) }
+        // `stopping` is read under the context's lock, which shutdown's sweep takes after setting it: the
+        // sweep either finds this connection suspended (and resumes it) or this call sees `stopping`.
+        let accepted = context.handoff.withLock { state -> Bool in
+            guard !stopping.load(ordering: .sequentiallyConsistent) else { return false }
+            state = .suspended(connectionBits: connectionBits)
             MHD_suspend_connection(connection)
             return true
         }
@@ -250,7 +249,7 @@ final class Engine: Sendable {
             context.sinkAborted = true
             sink.abort()
         }
-        registry.withLock { _ = $0.live.removeValue(forKey: ObjectIdentifier(context)) }
+        registry.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(context)) }
         writeAccessLog(context, termination: RequestTermination(code))
     }
 
@@ -261,20 +260,19 @@ final class Engine: Sendable {
     /// on their worker; their responses are dropped.
     /// - Returns: how many running handlers were abandoned.
     func abandonRunningHandlers() -> Int {
-        registry.withLock { registry in
-            registry.stopping = true
-            var abandoned = 0
-            for context in registry.live.values {
-                context.handoff.withLock { state in
-                    if case .suspended(let connectionBits) = state {
-                        state = .abandoned
-                        MHD_resume_connection(OpaquePointer(bitPattern: connectionBits))
-                        abandoned += 1
-                    }
+        stopping.store(true, ordering: .sequentiallyConsistent)
+        let live = registry.withLock { Array($0.values) }
+        var abandoned = 0
+        for context in live {
+            context.handoff.withLock { state in
+                if case .suspended(let connectionBits) = state {
+                    state = .abandoned
+                    MHD_resume_connection(OpaquePointer(bitPattern: connectionBits))
+                    abandoned += 1
                 }
             }
-            return abandoned
         }
+        return abandoned
     }
 
     /// A libmicrohttpd error-log line.

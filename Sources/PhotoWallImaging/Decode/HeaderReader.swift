@@ -14,8 +14,21 @@ enum HeaderReader {
             return ImageHeader(type: .png, width: h.width, height: h.height,
                                orientation: h.orientation, isProgressive: h.interlaced)
         default:
+            if looksLikeDamagedPNGSignature(bytes) {
+                throw .corrupt(.png, "damaged PNG signature (was the file transferred in text mode?)")
+            }
             throw .unsupported(type)
         }
+    }
+
+    /// 0x89 then at least two of "PNG" in place: a PNG whose 8-byte signature
+    /// was altered (PngSuite `xs*`, `xcr*`, `xlf*`), reported as corrupt rather
+    /// than as an unknown type.
+    private static func looksLikeDamagedPNGSignature(_ b: UnsafeRawBufferPointer) -> Bool {
+        guard b.count >= 8, b[0] == 0x89 else { return false }
+        let matches = [(1, UInt8(ascii: "P")), (2, UInt8(ascii: "N")), (3, UInt8(ascii: "G"))]
+            .filter { b[$0.0] == $0.1 || b[$0.0] == $0.1 | 0x20 }.count
+        return matches >= 2
     }
 
     /// Refuses images over the configured limits, from the header alone.

@@ -4,23 +4,20 @@ import Glibc
 import Darwin
 #endif
 
-/// Lanczos3 weights for one axis, in 14-bit fixed point.
+/// Lanczos3 weights for one axis.
 ///
 /// For output pixel `o`, input pixels `starts[o] ..< starts[o] + counts[o]`
 /// are weighted by `weights[o * maxTaps ..< o * maxTaps + counts[o]]`, which
-/// sum to exactly `FilterPlan.one`, so flat areas keep their exact value.
+/// sum to 1 (to float precision), so flat areas keep their value.
 /// The window is clipped to the image and renormalised at the edges
 /// (Pillow's `precompute_coeffs`).
 struct FilterPlan {
-    static let shift: Int32 = 14
-    static let one: Int32 = 1 << 14
-
     let inPixels: Int
     let outPixels: Int
     let maxTaps: Int
     let starts: [Int]
     let counts: [Int]
-    let weights: [Int32]
+    let weights: [Float]
     /// Output equals input: no filtering needed on this axis.
     let isIdentity: Bool
 
@@ -41,7 +38,7 @@ struct FilterPlan {
         self.maxTaps = maxTaps
         var starts = [Int](repeating: 0, count: outPixels)
         var counts = [Int](repeating: 0, count: outPixels)
-        var weights = [Int32](repeating: 0, count: outPixels * maxTaps)
+        var weights = [Float](repeating: 0, count: outPixels * maxTaps)
         var real = [Double](repeating: 0, count: maxTaps)
         for o in 0..<outPixels {
             let center = (Double(o) + 0.5) * scale
@@ -62,15 +59,9 @@ struct FilterPlan {
                 for i in first..<last { real[i - first] = 1 }
                 sum = Double(last - first)
             }
-            var total: Int32 = 0
-            var biggest = 0
             for i in 0..<(last - first) {
-                let w = Int32((real[i] / sum * Double(Self.one)).rounded())
-                weights[o * maxTaps + i] = w
-                total += w
-                if w > weights[o * maxTaps + biggest] { biggest = i }
+                weights[o * maxTaps + i] = Float(real[i] / sum)
             }
-            weights[o * maxTaps + biggest] += Self.one - total   // exact unit sum
             starts[o] = first
             counts[o] = last - first
         }

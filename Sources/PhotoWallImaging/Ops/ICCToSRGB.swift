@@ -3,9 +3,10 @@ internal import CLCMS2
 /// Converts pixels described by an embedded ICC profile to sRGB with lcms2
 /// (grey profiles to grey with the sRGB tone curve, so grey stays grey).
 ///
-/// The intent is relative colorimetric when the profile supports it, else
-/// perceptual: jpegli's XYB profiles only carry a perceptual (A2B0) table and
-/// come out green/purple without it. Profiles that do not match the pixels'
+/// The intent is relative colorimetric with black-point compensation when the
+/// profile supports it (what Photoshop does for print-to-screen; CMYK blacks
+/// stay black), else perceptual: jpegli's XYB profiles only carry a perceptual
+/// (A2B0) table and come out green/purple without it. Profiles that do not match the pixels'
 /// colour space, or that lcms2 cannot parse, are ignored (pixels unchanged).
 enum ICCToSRGB {
     // lcms2.h pixel formats (its TYPE_* macros are not importable):
@@ -18,6 +19,7 @@ enum ICCToSRGB {
     private static let typeCMYK8: UInt32 = 6 << 16 | 4 << 3 | 1
     private static let typeCMYK8Reversed: UInt32 = typeCMYK8 | 1 << 13
     private static let flagCopyAlpha: UInt32 = 0x0400_0000
+    private static let flagBlackPointCompensation: UInt32 = 0x2000
     private static let intentPerceptual: UInt32 = 0
     private static let intentRelative: UInt32 = 1
 
@@ -35,7 +37,7 @@ enum ICCToSRGB {
         let space = cmsGetColorSpace(source)
         let isCMYK = image.channels == 4 && !image.hasAlpha
         let inFormat: UInt32, outFormat: UInt32, outChannels: Int
-        var flags: UInt32 = 0
+        var flags: UInt32 = flagBlackPointCompensation
         switch (image.channels, isCMYK) {
         case (1, _):
             guard space == cmsSigGrayData else { return nil }

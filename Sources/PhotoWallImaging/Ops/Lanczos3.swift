@@ -1,68 +1,104 @@
-/// The two separable Lanczos3 passes, in 14-bit fixed point (see `FilterPlan`).
+/// The two separable Lanczos3 passes (weights from `FilterPlan`), in Float so
+/// that the loops vectorise with plain SSE2.
+///
+/// The vertical pass turns `rows.count` byte rows into one Float row; the
+/// horizontal pass reads that row, four channels per SIMD load, and writes
+/// bytes. The Float row needs 4 spare elements at the end (see `floatRowCapacity`).
 enum Lanczos3 {
-    /// One output row from `rows.count` input rows: a plain multiply-add over
-    /// the whole row per tap, which the compiler vectorises.
-    static func vertical(rows: [UnsafePointer<UInt8>], weights: UnsafePointer<Int32>, count: Int,
-                         accumulator acc: UnsafeMutablePointer<Int32>, into dst: UnsafeMutablePointer<UInt8>) {
-        acc.update(repeating: 1 << (FilterPlan.shift - 1), count: count)
-        var i = 0
+    /// Float elements to allocate for a row of `count` values.
+    static func floatRowCapacity(_ count: Int) -> Int { count + 4 }
+
+    static func vertical(rows: [UnsafePointer<UInt8>], weights: UnsafePointer<Float>, count: Int,
+                         into acc: UnsafeMutablePointer<Float>) {
+        let r0 = rows[0], w0 = weights[0]
+        for x in 0..<count { acc[x] = w0 * Float(r0[x]) }
+        var i = 1
         while i + 1 < rows.count {                    // two taps per sweep halves the accumulator traffic
-            let w0 = weights[i], w1 = weights[i + 1]
-            let r0 = rows[i], r1 = rows[i + 1]
-            for x in 0..<count {
-                acc[x] &+= w0 &* Int32(r0[x]) &+ w1 &* Int32(r1[x])
-            }
+            let wa = weights[i], wb = weights[i + 1]
+            let ra = rows[i], rb = rows[i + 1]
+            for x in 0..<count { acc[x] += wa * Float(ra[x]) + wb * Float(rb[x]) }
             i += 2
         }
         if i < rows.count {
-            let w0 = weights[i], r0 = rows[i]
-            for x in 0..<count { acc[x] &+= w0 &* Int32(r0[x]) }
-        }
-        for x in 0..<count {
-            dst[x] = UInt8(clamping: acc[x] >> FilterPlan.shift)
+            let wa = weights[i], ra = rows[i]
+            for x in 0..<count { acc[x] += wa * Float(ra[x]) }
         }
     }
 
-    /// One output row from one input row.
-    static func horizontal(_ src: UnsafePointer<UInt8>, into dst: UnsafeMutablePointer<UInt8>, plan: FilterPlan,
+    /// Copies a byte row into a Float row (when no vertical filtering is needed).
+    static func widen(_ row: UnsafePointer<UInt8>, count: Int, into out: UnsafeMutablePointer<Float>) {
+        for x in 0..<count { out[x] = Float(row[x]) }
+    }
+
+    /// Rounds and clamps a Float row to bytes.
+    static func narrow(_ row: UnsafePointer<Float>, count: Int, into dst: UnsafeMutablePointer<UInt8>) {
+        for x in 0..<count { dst[x] = byte(row[x]) }
+    }
+
+    static func horizontal(_ src: UnsafeMutablePointer<Float>, into dst: UnsafeMutablePointer<UInt8>, plan: FilterPlan,
                            channels: Int) {
+        let padding = src + plan.inPixels * channels            // keep the SIMD over-read defined
+        padding.update(repeating: 0, count: 4)
         plan.weights.withUnsafeBufferPointer { w in
             plan.starts.withUnsafeBufferPointer { starts in
                 plan.counts.withUnsafeBufferPointer { counts in
                     let w = w.baseAddress!, s = starts.baseAddress!, n = counts.baseAddress!
                     switch channels {
-                    case 1: run(src, dst, w, s, n, plan.outPixels, plan.maxTaps, 1)
-                    case 2: run(src, dst, w, s, n, plan.outPixels, plan.maxTaps, 2)
-                    case 3: run(src, dst, w, s, n, plan.outPixels, plan.maxTaps, 3)
-                    default: run(src, dst, w, s, n, plan.outPixels, plan.maxTaps, 4)
+                    case 1: scalar(src, dst, w, s, n, plan.outPixels, plan.maxTaps, 1)
+                    case 2: scalar(src, dst, w, s, n, plan.outPixels, plan.maxTaps, 2)
+                    case 3: vector(src, dst, w, s, n, plan.outPixels, plan.maxTaps, 3)
+                    default: vector(src, dst, w, s, n, plan.outPixels, plan.maxTaps, 4)
                     }
                 }
             }
         }
     }
 
+    /// 3 or 4 channels: one SIMD4 multiply-add per tap.
     @inline(__always)
-    private static func run(_ src: UnsafePointer<UInt8>, _ dst: UnsafeMutablePointer<UInt8>,
-                            _ weights: UnsafePointer<Int32>, _ starts: UnsafePointer<Int>,
-                            _ counts: UnsafePointer<Int>, _ out: Int, _ maxTaps: Int, _ c: Int) {
-        let half: Int32 = 1 << (FilterPlan.shift - 1)
+    private static func vector(_ src: UnsafePointer<Float>, _ dst: UnsafeMutablePointer<UInt8>,
+                               _ weights: UnsafePointer<Float>, _ starts: UnsafePointer<Int>,
+                               _ counts: UnsafePointer<Int>, _ out: Int, _ maxTaps: Int, _ c: Int) {
+        let raw = UnsafeRawPointer(src)
+        for o in 0..<out {
+            let w = weights + o * maxTaps
+            var offset = starts[o] * c * MemoryLayout<Float>.stride
+            var acc = SIMD4<Float>()
+            for t in 0..<counts[o] {
+                acc += SIMD4(repeating: w[t]) * raw.loadUnaligned(fromByteOffset: offset, as: SIMD4<Float>.self)
+                offset += c * MemoryLayout<Float>.stride
+            }
+            let d = dst + o * c
+            d[0] = byte(acc[0])
+            d[1] = byte(acc[1])
+            d[2] = byte(acc[2])
+            if c > 3 { d[3] = byte(acc[3]) }
+        }
+    }
+
+    @inline(__always)
+    private static func scalar(_ src: UnsafePointer<Float>, _ dst: UnsafeMutablePointer<UInt8>,
+                               _ weights: UnsafePointer<Float>, _ starts: UnsafePointer<Int>,
+                               _ counts: UnsafePointer<Int>, _ out: Int, _ maxTaps: Int, _ c: Int) {
         for o in 0..<out {
             var p = src + starts[o] * c
             let w = weights + o * maxTaps
-            var a0 = half, a1 = half, a2 = half, a3 = half
+            var a0: Float = 0, a1: Float = 0
             for t in 0..<counts[o] {
-                let wt = w[t]
-                a0 &+= wt &* Int32(p[0])
-                if c > 1 { a1 &+= wt &* Int32(p[1]) }
-                if c > 2 { a2 &+= wt &* Int32(p[2]) }
-                if c > 3 { a3 &+= wt &* Int32(p[3]) }
+                a0 += w[t] * p[0]
+                if c > 1 { a1 += w[t] * p[1] }
                 p += c
             }
-            let d = dst + o * c
-            d[0] = UInt8(clamping: a0 >> FilterPlan.shift)
-            if c > 1 { d[1] = UInt8(clamping: a1 >> FilterPlan.shift) }
-            if c > 2 { d[2] = UInt8(clamping: a2 >> FilterPlan.shift) }
-            if c > 3 { d[3] = UInt8(clamping: a3 >> FilterPlan.shift) }
+            dst[o * c] = byte(a0)
+            if c > 1 { dst[o * c + 1] = byte(a1) }
         }
+    }
+
+    /// Round-to-nearest and clamp to 0...255 without a trapping conversion:
+    /// adding 2^23 puts the integer part in the low mantissa bits.
+    @inline(__always)
+    static func byte(_ v: Float) -> UInt8 {
+        let clamped = min(max(v, 0), 255)
+        return UInt8(truncatingIfNeeded: (clamped + 8_388_608).bitPattern)
     }
 }

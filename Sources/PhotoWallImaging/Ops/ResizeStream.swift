@@ -30,8 +30,7 @@ final class ResizeStream {
     private let ringRows: Int
     private let ring: UnsafeMutablePointer<UInt8>
     private var ringFilled = 0              // box rows received so far
-    private let accumulator: UnsafeMutablePointer<Int32>
-    private let verticalRow: UnsafeMutablePointer<UInt8>
+    private let floatRow: UnsafeMutablePointer<Float>
     private var output: [UInt8]
     private var rowsIn = 0
     private var rowsOut = 0
@@ -65,8 +64,7 @@ final class ResizeStream {
         boxSums.initialize(repeating: 0, count: boxX > 1 || boxY > 1 ? boxRow : 1)
         ringRows = copyOnly ? 1 : vertical.maxTaps + 1
         ring = .allocate(capacity: ringRows * boxRow)
-        accumulator = .allocate(capacity: copyOnly ? 1 : boxRow)
-        verticalRow = .allocate(capacity: copyOnly ? 1 : boxRow)
+        floatRow = .allocate(capacity: Lanczos3.floatRowCapacity(copyOnly ? 1 : boxRow))
         output = [UInt8](repeating: 0, count: outWidth * outHeight * channels)
     }
 
@@ -74,8 +72,7 @@ final class ResizeStream {
         premultiplyRow.deallocate()
         boxSums.deallocate()
         ring.deallocate()
-        accumulator.deallocate()
-        verticalRow.deallocate()
+        floatRow.deallocate()
     }
 
     /// Pushes the next input row (`inWidth * channels` bytes).
@@ -139,22 +136,28 @@ final class ResizeStream {
             for i in 0..<count {
                 rows.append(UnsafePointer(ring + ((first + i) % ringRows) * rowBytes))
             }
-            let source: UnsafePointer<UInt8>
+            let outRow = y * outWidth * channels
+            if vertical.isIdentity && horizontal.isIdentity {
+                output.withUnsafeMutableBufferPointer { out in
+                    (out.baseAddress! + outRow).update(from: rows[0], count: rowBytes)
+                }
+                rowsOut += 1
+                continue
+            }
             if vertical.isIdentity {
-                source = rows[0]
+                Lanczos3.widen(rows[0], count: rowBytes, into: floatRow)
             } else {
                 vertical.weights.withUnsafeBufferPointer { w in
-                    Lanczos3.vertical(rows: rows, weights: w.baseAddress! + y * vertical.maxTaps,
-                                      count: rowBytes, accumulator: accumulator, into: verticalRow)
+                    Lanczos3.vertical(rows: rows, weights: w.baseAddress! + y * vertical.maxTaps, count: rowBytes,
+                                      into: floatRow)
                 }
-                source = UnsafePointer(verticalRow)
             }
             output.withUnsafeMutableBufferPointer { out in
-                let dst = out.baseAddress! + y * outWidth * channels
+                let dst = out.baseAddress! + outRow
                 if horizontal.isIdentity {
-                    dst.update(from: source, count: rowBytes)
+                    Lanczos3.narrow(floatRow, count: rowBytes, into: dst)
                 } else {
-                    Lanczos3.horizontal(source, into: dst, plan: horizontal, channels: channels)
+                    Lanczos3.horizontal(floatRow, into: dst, plan: horizontal, channels: channels)
                 }
             }
             rowsOut += 1

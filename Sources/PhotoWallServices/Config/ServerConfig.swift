@@ -46,17 +46,21 @@ public struct ServerConfig: Sendable {
 
     /// JavaScript's `encodeURIComponent`.
     public static func encodeURIComponent(_ s: String) -> String {
-        let keep = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.!~*'()".utf8)
-        var out = ""
+        var out: [UInt8] = []
+        out.reserveCapacity(s.utf8.count)
+        let hex: StaticString = "0123456789ABCDEF"
         for b in s.utf8 {
-            if keep.contains(b) { out.append(Character(UnicodeScalar(b))) } else {
-                out += "%" + String(b, radix: 16, uppercase: true).leftPadded(2)
+            if unreserved[Int(b)] {
+                out.append(b)
+            } else {
+                out += [UInt8(ascii: "%"), hex.utf8Start[Int(b >> 4)], hex.utf8Start[Int(b & 15)]]
             }
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
-}
 
-extension String {
-    func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: "0", count: width - count) + self }
+    /// Bytes `encodeURIComponent` leaves as they are: `A-Z a-z 0-9 - _ . ! ~ * ' ( )`.
+    static let unreserved: [Bool] = (0..<256).map { b in
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.!~*'()".utf8.contains(UInt8(b))
+    }
 }

@@ -87,8 +87,17 @@ public struct ValueCoding: Sendable {
     /// The object as GET returns it: `objectId`, `createdAt`, `updatedAt`, `ACL` (when set) and every
     /// public field. Internal fields (`_…`) are never included.
     public func wireObject(_ o: StoredObject) -> [String: JSON] {
-        var out: [String: JSON] = [:]
-        for (k, v) in o.fields where !k.hasPrefix("_") { out[k] = toWire(v) }
+        var out = o.fields
+        out.reserveCapacity(out.count + 4)
+        for (k, v) in o.fields {
+            if k.hasPrefix("_") {
+                out[k] = nil
+            } else if case .object(let nested) = v, nested["__type"]?.stringValue != "Pointer" {
+                out[k] = toWire(v)
+            } else if case .array = v {
+                out[k] = toWire(v)
+            }
+        }
         out["objectId"] = .string(o.objectId)
         out["createdAt"] = .string(o.createdAt.iso)
         out["updatedAt"] = .string(o.updatedAt.iso)

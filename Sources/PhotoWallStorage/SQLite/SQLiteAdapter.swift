@@ -11,7 +11,7 @@ import Synchronization
 /// `_SCHEMA` keeps each class's field types; `_FILES` keeps file metadata.
 public final class SQLiteAdapter: DatabaseAdapter {
     let db: SQLiteDatabase
-    let schemas = Mutex<[String: ClassSchema]>([:])
+    let schemas = ReadMostly<[String: ClassSchema]>([:])
     let logger: Logger
 
     /// Opens or creates the database file at `path` and runs migrations.
@@ -59,7 +59,7 @@ public final class SQLiteAdapter: DatabaseAdapter {
             loaded[name] = ClassSchema(className: name, fields: fields)
         }
         let snapshot = loaded
-        schemas.withLock { $0 = snapshot }
+        schemas.write { $0 = snapshot }
     }
 
     /// One write transaction. On failure the schema cache is reloaded, so fields added by the
@@ -95,7 +95,7 @@ public final class SQLiteAdapter: DatabaseAdapter {
     // MARK: schema
 
     public func schema(of className: String) throws(ParseError) -> ClassSchema? {
-        schemas.withLock { $0[className] }
+        schemas.read { $0[className] }
     }
 
     public func ensureClass(_ className: String, fields: [String: FieldType], indexedFields: [String],
@@ -104,7 +104,7 @@ public final class SQLiteAdapter: DatabaseAdapter {
             try writeTransaction { conn in
                 do {
                     _ = try self.createTableIfNeeded(conn, className)
-                    var schema = self.schemas.withLock { $0[className] } ?? ClassSchema(className: className, fields: [:])
+                    var schema = self.schemas.read { $0[className] } ?? ClassSchema(className: className, fields: [:])
                     for (k, v) in fields where schema.fields[k] == nil { schema.fields[k] = v }
                     try self.saveSchema(conn, schema)
                     for f in indexedFields { try self.createIndex(conn, className, field: f, unique: false) }
@@ -116,7 +116,7 @@ public final class SQLiteAdapter: DatabaseAdapter {
 
     /// Creates the class table with its built-in indexes. - Returns: whether it was created.
     func createTableIfNeeded(_ conn: SQLiteConnection, _ className: String) throws -> Bool {
-        if schemas.withLock({ $0[className] }) != nil { return false }
+        if schemas.read({ $0[className] }) != nil { return false }
         let t = Self.table(className)
         try conn.execute("""
             CREATE TABLE IF NOT EXISTS \(t) (objectId TEXT PRIMARY KEY, createdAt INTEGER NOT NULL,
@@ -142,13 +142,13 @@ public final class SQLiteAdapter: DatabaseAdapter {
         for (k, v) in schema.fields { o[k] = v.json }
         try conn.run("INSERT INTO _SCHEMA(className, fields) VALUES(?, ?) ON CONFLICT(className) DO UPDATE SET fields = excluded.fields",
                      [.text(schema.className), .text(JSON.object(o).text)])
-        schemas.withLock { $0[schema.className] = schema }
+        schemas.write { $0[schema.className] = schema }
     }
 
     /// Type-checks `fields`, creating the class and adding new fields inside the current write transaction.
     func checkSchema(_ conn: SQLiteConnection, _ className: String, _ fields: [String: JSON]) throws {
         _ = try createTableIfNeeded(conn, className)
-        var schema = schemas.withLock { $0[className] } ?? ClassSchema(className: className, fields: [:])
+        var schema = schemas.read { $0[className] } ?? ClassSchema(className: className, fields: [:])
         let add = try schema.additions(for: fields)
         if !add.isEmpty {
             for (k, v) in add { schema.fields[k] = v }

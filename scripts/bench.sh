@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# `make bench`: every benchmark table, PhotoWall beside its peer in the same run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${1:-.build/release/photowall}
+python3 scripts/bench_api.py "$BIN"
+if [ -x scripts/bench-thumbnails.sh ]; then scripts/bench-thumbnails.sh "$BIN"; fi

@@ -1,0 +1,222 @@
+#!/usr/bin/env python3
+"""API benchmark (issue: service core): PhotoWall beside nginx in the same run, on loopback.
+
+- GET /parse/classes/WallImage/:id and a 100-object query, with wrk, beside nginx serving a static
+  JSON file of the same bytes (req/s and p99 latency, and their ratio).
+- A 256 MiB file POST to /parse/files (streamed, fsynced) beside nginx accepting the same body
+  with WebDAV PUT into a file (MB/s ratio), and PhotoWall's peak RSS during the upload.
+
+Usage: bench_api.py PHOTOWALL_BINARY   (needs wrk, nginx, curl; `make bench` installs them)
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+BIN = sys.argv[1] if len(sys.argv) > 1 else ".build/release/photowall"
+APP = "benchapp"
+MASTER = "bench-master"
+DURATION = os.environ.get("BENCH_SECONDS", "8")
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
+UPLOAD_MB = int(os.environ.get("BENCH_UPLOAD_MB", "256"))
+
+
+def start_photowall(data):
+    p = subprocess.Popen([BIN, "serve", "--port", "0", "--data-dir", data, "--app-id", APP, "--master-key", MASTER,
+                          "--max-upload-size", "1gb", "--log-level", "warning", "--stop-on-stdin-eof"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    for _ in range(50):
+        m = re.search(r"listening on http://127\.0\.0\.1:(\d+)/parse", p.stdout.readline())
+        if m:
+            threading.Thread(target=p.stdout.read, daemon=True).start()
+            return p, int(m.group(1))
+    raise SystemExit("photowall did not start")
+
+
+def stop(p):
+    p.stdin.close()
+    try:
+        p.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        p.kill()
+
+
+def free_port():
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def start_nginx(root):
+    port = free_port()
+    os.makedirs(os.path.join(root, "body"), exist_ok=True)
+    conf = os.path.join(root, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write(f"""
+worker_processes 2;
+{"user root root;" if os.geteuid() == 0 else ""}
+pid {root}/nginx.pid;
+error_log {root}/error.log warn;
+daemon off;
+events {{ worker_connections 4096; }}
+http {{
+  access_log off;
+  open_file_cache max=100;
+  client_body_temp_path {root}/body;
+  default_type application/json;
+  server {{
+    listen 127.0.0.1:{port};
+    root {root}/www;
+    client_max_body_size 2g;
+    location /upload/ {{ dav_methods PUT; create_full_put_path on; }}
+  }}
+}}
+""")
+    os.makedirs(os.path.join(root, "www", "upload"), exist_ok=True)
+    p = subprocess.Popen(["nginx", "-c", conf, "-p", root], stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/none")
+        except urllib.error.HTTPError:
+            return p, port
+        except Exception:
+            time.sleep(0.05)
+    raise SystemExit("nginx did not start")
+
+
+def api(port, method, path, body=None):
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/parse{path}", method=method,
+                                 data=json.dumps(body).encode() if body is not None else None,
+                                 headers={"X-Parse-Application-Id": APP, "X-Parse-Master-Key": MASTER,
+                                          "Content-Type": "application/json"})
+    with urllib.request.urlopen(req) as r:
+        return r.read()
+
+
+def wrk(url, headers=()):
+    args = ["wrk", "-t2", "-c64", f"-d{DURATION}s", "--latency"]
+    for h in headers:
+        args += ["-H", h]
+    out = subprocess.run(args + [url], capture_output=True, text=True).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)", out)
+    scale = {"us": 0.001, "ms": 1, "s": 1000}[p99.group(2)]
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    if non2xx:
+        raise SystemExit(f"wrk saw errors on {url}: {non2xx.group(1)}\n{out}")
+    return rps, float(p99.group(1)) * scale
+
+
+def rss_sampler(pid, stop_event, out):
+    peak = 0
+    while not stop_event.is_set():
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        peak = max(peak, int(line.split()[1]))
+        except FileNotFoundError:
+            break
+        time.sleep(0.02)
+    out.append(peak)
+
+
+def upload(url, path, headers, method="POST"):
+    args = ["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code} %{time_total}", "-X", method, "--data-binary", f"@{path}"]
+    for h in headers:
+        args += ["-H", h]
+    code, secs = subprocess.run(args + [url], capture_output=True, text=True).stdout.split()
+    return code, UPLOAD_MB * 1048576 / float(secs) / 1e6
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="photowall-bench-")
+    try:
+        rows = []
+        data = os.path.join(work, "pw")
+        os.makedirs(data)
+        pw, port = start_photowall(data)
+        # One photo-wall object and 100 for the query.
+        user = {"__type": "Pointer", "className": "_User", "objectId": "abcdefghij"}
+        one = json.loads(api(port, "POST", "/classes/WallImage", {
+            "userFBId": "10001", "user": user, "image": {"__type": "File", "name": "0" * 32 + "_img.jpg"},
+            "thumbnail": {"__type": "File", "name": "1" * 32 + "_thumb.jpg"}, "width": 4032, "height": 3024}))["objectId"]
+        batch = [{"method": "POST", "path": "/parse/classes/WallImage",
+                  "body": {"userFBId": "q", "user": user, "image": {"__type": "File", "name": "%032d_img.jpg" % i}, "n": i}}
+                 for i in range(100)]
+        api(port, "POST", "/batch", {"requests": batch})
+        get_path = f"/classes/WallImage/{one}"
+        query_path = "/classes/WallImage?where=%7B%22userFBId%22%3A%22q%22%7D&order=-createdAt&limit=100"
+        get_body = api(port, "GET", get_path)
+        query_body = api(port, "GET", query_path)
+        ng, nport = start_nginx(os.path.join(work, "ng"))
+        with open(os.path.join(work, "ng", "www", "get.json"), "wb") as f:
+            f.write(get_body)
+        with open(os.path.join(work, "ng", "www", "query.json"), "wb") as f:
+            f.write(query_body)
+        headers = [f"X-Parse-Application-Id: {APP}"]
+        for label, path, static in [("GET one object", get_path, "get.json"), ("query 100 objects", query_path, "query.json")]:
+            ours, theirs = [], []
+            for _ in range(ROUNDS):   # taken in turn so drift hits both
+                ours.append(wrk(f"http://127.0.0.1:{port}/parse{path}", headers))
+                theirs.append(wrk(f"http://127.0.0.1:{nport}/{static}"))
+            o = (statistics.median(r for r, _ in ours), statistics.median(p for _, p in ours))
+            t = (statistics.median(r for r, _ in theirs), statistics.median(p for _, p in theirs))
+            rows.append((f"{label} ({len(get_body if static == 'get.json' else query_body)} B)", "req/s", o[0], t[0], o[0] / t[0]))
+            rows.append((f"{label} p99", "ms", o[1], t[1], o[1] / t[1]))
+        stop(pw)
+
+        # Upload: a fresh server so its peak RSS is the upload's.
+        blob = os.path.join(work, "blob.bin")
+        with open(blob, "wb") as f:
+            for _ in range(UPLOAD_MB):
+                f.write(os.urandom(1048576))
+        pw, port = start_photowall(data)
+        ours, theirs, peaks = [], [], []
+        for i in range(ROUNDS):
+            stop_event, peak = threading.Event(), []
+            t = threading.Thread(target=rss_sampler, args=(pw.pid, stop_event, peak))
+            t.start()
+            code, mbs = upload(f"http://127.0.0.1:{port}/parse/files/big{i}.bin", blob,
+                               [f"X-Parse-Application-Id: {APP}", f"X-Parse-Master-Key: {MASTER}", "Content-Type: application/octet-stream"])
+            stop_event.set()
+            t.join()
+            assert code == "201", code
+            ours.append(mbs)
+            peaks.append(peak[0])
+            code, mbs = upload(f"http://127.0.0.1:{nport}/upload/big{i}.bin", blob, ["Content-Type: application/octet-stream"], "PUT")
+            assert code in ("201", "204"), code
+            theirs.append(mbs)
+            os.remove(os.path.join(work, "ng", "www", "upload", f"big{i}.bin"))
+        o, t = statistics.median(ours), statistics.median(theirs)
+        rows.append((f"POST {UPLOAD_MB} MiB file (PhotoWall fsyncs; nginx PUT does not)", "MB/s", o, t, o / t))
+        rows.append(("PhotoWall peak RSS during upload", "MiB", max(peaks) / 1024, float("nan"), float("nan")))
+        stop(pw)
+        ng.send_signal(signal.SIGQUIT)
+        ng.wait(timeout=10)
+
+        print(f"\nAPI benchmark — loopback, wrk -t2 -c64 -d{DURATION}s, median of {ROUNDS} rounds taken in turn; "
+              "client and servers share the machine's cores. PhotoWall access log off (--log-level warning), as nginx's.")
+        print(f"{'case':<64} {'unit':>6} {'PhotoWall':>11} {'nginx':>11} {'ratio':>7}")
+        for name, unit, a, b, r in rows:
+            bs = "—" if b != b else f"{b:11.1f}"
+            rs = "—" if r != r else f"{r:7.2f}"
+            print(f"{name:<64} {unit:>6} {a:11.1f} {bs:>11} {rs:>7}")
+        print("goals: GET ratio ≥ 0.5; upload ratio ≥ 0.9; peak RSS during upload < 32 MiB")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Times thumbnailers the same way: whole processes, wall and CPU clock, peak RSS.
+
+In-process cost per image = (T(20 images in one process) - T(1 image)) / 19,
+which removes start-up for every tool alike. Peak RSS is that of the 20-image
+process. One process per image: median of RUNS single-image processes.
+Each batch runs the tools interleaved, so machine noise hits them alike; the
+table shows the median over batches.
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+PILLOW_LOOP = r"""
+import sys
+from PIL import Image
+src, dst, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+for _ in range(n):
+    im = Image.open(src)
+    im.draft("RGB", (256, 256))
+    im.thumbnail((256, 256))
+    im.save(dst, quality=85)
+"""
+
+
+def run(cmd):
+    """Runs cmd; returns (wall ms, cpu ms, max RSS MiB)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = (time.perf_counter() - start) * 1000
+    err = proc.stderr.read().decode(errors="replace")
+    proc.stderr.close()
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"bench: {' '.join(cmd)} failed:\n{err}")
+    return wall, (usage.ru_utime + usage.ru_stime) * 1000, usage.ru_maxrss / 1024
+
+
+def commands(tool, image, n, work, photowall, extra):
+    out = os.path.join(work, f"out_{tool}.jpg")
+    if tool == "PhotoWall":
+        return [photowall, "thumbnail", image, out, "--size", "256", "--quality", "85", "--repeat", str(n)] + extra
+    if tool == "vipsthumbnail":
+        return ["vipsthumbnail", "--size", "256", "-o", os.path.join(work, "vips_%s.jpg[Q=85]")] + [image] * n
+    return [sys.executable, "-c", PILLOW_LOOP, image, out, str(n)]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--photowall", required=True)
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--batches", type=int, default=5)
+    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--photowall-args", default="")
+    ap.add_argument("images", nargs="+")
+    a = ap.parse_args()
+    extra = a.photowall_args.split()
+    tools = ["PhotoWall", "vipsthumbnail", "Pillow"]
+    import PIL
+    print(f"# Thumbnails to a 256 box, JPEG Q85 (Pillow {PIL.__version__}: draft + thumbnail; "
+          f"vipsthumbnail {subprocess.run(['vips', '--version'], capture_output=True, text=True).stdout.strip()})")
+    if extra:
+        print(f"PhotoWall options: {' '.join(extra)}")
+    print()
+    print("## In process (20 images per process; ms per image = (T20 - T1) / 19, median of "
+          f"{a.batches} interleaved batches; CPU = user+sys; RSS = peak of the 20-image process)")
+    print()
+    print("| image | MP | " + " | ".join(f"{t} wall ms / CPU ms / MiB" for t in tools) + " | PhotoWall ÷ Pillow | PhotoWall ÷ vips |")
+    print("|---|---|" + "---|" * (len(tools) + 2))
+    single = {}
+    for image in a.images:
+        res = {t: {"wall": [], "cpu": [], "rss": []} for t in tools}
+        singles = {t: {"wall": [], "rss": []} for t in tools}
+        for _ in range(a.batches):
+            for t in tools:
+                w1, c1, r1 = run(commands(t, image, 1, a.work, a.photowall, extra))
+                w20, c20, r20 = run(commands(t, image, 20, a.work, a.photowall, extra))
+                res[t]["wall"].append((w20 - w1) / 19)
+                res[t]["cpu"].append((c20 - c1) / 19)
+                res[t]["rss"].append(r20)
+                singles[t]["wall"].append(w1)
+                singles[t]["rss"].append(r1)
+        for _ in range(max(0, a.runs - a.batches)):
+            for t in tools:
+                w1, _, r1 = run(commands(t, image, 1, a.work, a.photowall, extra))
+                singles[t]["wall"].append(w1)
+                singles[t]["rss"].append(r1)
+        med = {t: {k: statistics.median(v) for k, v in res[t].items()} for t in tools}
+        single[image] = {t: {k: statistics.median(v) for k, v in singles[t].items()} for t in tools}
+        mp = megapixels(image)
+        cells = " | ".join(f"{med[t]['wall']:.1f} / {med[t]['cpu']:.1f} / {med[t]['rss']:.1f}" for t in tools)
+        ratio_p = med["PhotoWall"]["wall"] / med["Pillow"]["wall"]
+        ratio_v = med["PhotoWall"]["wall"] / med["vipsthumbnail"]["wall"]
+        print(f"| {os.path.basename(image)} | {mp:.1f} | {cells} | {ratio_p:.2f} | {ratio_v:.2f} |", flush=True)
+    print()
+    print(f"## One process per image (median of {a.runs} runs; wall ms / peak RSS MiB, start-up included)")
+    print()
+    print("| image | " + " | ".join(tools) + " |")
+    print("|---|" + "---|" * len(tools))
+    for image in a.images:
+        s = single[image]
+        print(f"| {os.path.basename(image)} | " + " | ".join(f"{s[t]['wall']:.0f} / {s[t]['rss']:.1f}" for t in tools) + " |")
+
+
+def megapixels(path):
+    from PIL import Image
+    with Image.open(path) as im:
+        return im.width * im.height / 1e6
+
+
+if __name__ == "__main__":
+    main()
