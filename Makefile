@@ -48,7 +48,7 @@ test: venv
 
 test-asan:
 	@if [ -d Tests/PhotoWallImagingTests ] && grep -rqs "@Test" Tests/PhotoWallImagingTests; then \
-	  $(SWIFT) test --sanitize=address --scratch-path .build/asan --filter PhotoWallImagingTests; \
+	  $(SWIFT) test --sanitize=address --disable-xctest --scratch-path .build/asan --filter PhotoWallImagingTests; \
 	else echo "test-asan: no imaging tests yet"; fi
 
 bench: deps-bench venv release

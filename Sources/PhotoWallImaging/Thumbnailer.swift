@@ -75,6 +75,17 @@ public enum Thumbnailer {
         }
     }
 
+    /// Reads the file at `path` (at most `options.maxFileBytes`) and makes one
+    /// thumbnail per box from a single decode.
+    ///
+    /// - Throws: `.readFailed` when the file cannot be read, otherwise as
+    ///   ``makeThumbnail(from:options:)``.
+    public static func makeThumbnails(fromFile path: String, longestEdges: [Int],
+                                      options: ThumbnailOptions = ThumbnailOptions()) throws(ImagingError) -> [Thumbnail] {
+        let bytes = try FileInput.load(path, maxBytes: options.maxFileBytes)
+        return try makeThumbnails(from: bytes, longestEdges: longestEdges, options: options)
+    }
+
     /// Same as the `[UInt8]` overload, for bytes already in memory; the buffer
     /// is only read during the call.
     public static func makeThumbnails(from buffer: UnsafeRawBufferPointer, longestEdges: [Int],

@@ -38,8 +38,8 @@ enum Render {
     static let corsHeaders: [(String, String)] = [
         ("Access-Control-Allow-Origin", "*"),
         ("Access-Control-Allow-Methods", "GET,PUT,POST,DELETE,OPTIONS"),
-        ("Access-Control-Allow-Headers", "X-Parse-Master-Key, X-Parse-REST-API-Key, X-Parse-Javascript-Key, X-Parse-Application-Id, X-Parse-Client-Version, X-Parse-Session-Token, X-Requested-With, X-Parse-Revocable-Session, X-Parse-Request-Id, Content-Type, Pragma, Cache-Control, X-Parse-Installation-Id, X-Parse-Client-Key, Upload-Offset, Upload-Length, Upload-Metadata, Tus-Resumable, Upload-Checksum"),
-        ("Access-Control-Expose-Headers", "X-Parse-Job-Status-Id, X-Parse-Push-Status-Id, Location, Upload-Offset, Upload-Length, X-Request-Id"),
+        ("Access-Control-Allow-Headers", "X-Parse-Master-Key, X-Parse-REST-API-Key, X-Parse-Javascript-Key, X-Parse-Application-Id, X-Parse-Client-Version, X-Parse-Session-Token, X-Requested-With, X-Parse-Revocable-Session, X-Parse-Request-Id, Content-Type, Pragma, Cache-Control, X-Parse-Installation-Id, X-Parse-Client-Key, Upload-Offset, Upload-Length, Upload-Defer-Length, Upload-Metadata, Tus-Resumable, Upload-Checksum, X-HTTP-Method-Override"),
+        ("Access-Control-Expose-Headers", "X-Parse-Job-Status-Id, X-Parse-Push-Status-Id, Location, Upload-Offset, Upload-Length, Upload-Defer-Length, Upload-Metadata, Upload-Expires, Tus-Resumable, Tus-Version, Tus-Extension, Tus-Max-Size, Tus-Checksum-Algorithm, X-Parse-File-Name, X-Parse-File-URL, X-Request-Id"),
     ]
 
     static func json(_ value: JSON, status: Int, headers extra: [(String, String)] = []) -> Response {

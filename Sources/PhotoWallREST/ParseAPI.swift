@@ -17,18 +17,20 @@ public final class ParseAPI: Sendable {
     public let objects: ObjectService
     public let users: UserService
     public let files: FileService
+    public let uploads: UploadService?
     let functions: [String: CloudFunction]
     let logger: Logger
 
     public init(config: ServerConfig, objects: ObjectService, users: UserService, files: FileService,
-                functions: [String: CloudFunction] = [:], logger: Logger) {
-        self.config = config; self.objects = objects; self.users = users; self.files = files
+                uploads: UploadService? = nil, functions: [String: CloudFunction] = [:], logger: Logger) {
+        self.config = config; self.objects = objects; self.users = users; self.files = files; self.uploads = uploads
         self.functions = functions; self.logger = logger
     }
 
     /// Adds the API's routes to `router`.
     public func register(on router: inout Router) {
         let mount = config.mountPath
+        if let uploads { registerUploads(on: &router, uploads: uploads) }
         router.add("OPTIONS", "/*path") { _ in .immediate(Render.json([:], status: 200, headers: [("Access-Control-Max-Age", "86400")])) }
         router.add("*", mount + "/health") { _ in .immediate(Render.json(["status": "ok"], status: 200)) }
         router.add("POST", mount + "/files") { _ in

@@ -41,4 +41,13 @@ public protocol DatabaseAdapter: Sendable {
     func file(named name: String) throws(ParseError) -> FileRecord?
     /// - Returns: false when there was no such file.
     func deleteFile(named name: String) throws(ParseError) -> Bool
+
+    // Resumable uploads (tus): durable state, so uploads survive restarts.
+    func insertUpload(_ upload: UploadRecord) throws(ParseError)
+    func upload(id: String) throws(ParseError) -> UploadRecord?
+    /// Stores the record's `offset`, `length`, `expiresAt` and `completedName`.
+    func updateUpload(_ upload: UploadRecord) throws(ParseError)
+    func deleteUpload(id: String) throws(ParseError)
+    /// Incomplete uploads whose `expiresAt` is before `date`, oldest first.
+    func expiredUploads(before date: ParseDate, limit: Int) throws(ParseError) -> [UploadRecord]
 }

@@ -5,7 +5,8 @@ import PhotoWallStorage
 /// (`userFBId $in [...]` ordered by `createdAt`, comments by `imageObjectId`).
 enum Bootstrap {
     static func createClasses(_ db: any DatabaseAdapter) throws(ParseError) {
-        try db.ensureClass("WallImage", fields: ["image": .file, "thumbnail": .file, "user": .pointer("_User"), "userFBId": .string],
+        try db.ensureClass("WallImage", fields: ["image": .file, "thumbnail": .file, "display": .file, "width": .number, "height": .number,
+                                         "user": .pointer("_User"), "userFBId": .string],
                            indexedFields: ["userFBId", "user.objectId"], uniqueFields: [])
         try db.ensureClass("WallImageComment", fields: ["comment": .string, "user": .pointer("_User"), "userFBId": .string,
                                                         "imageObjectId": .string],

@@ -1,4 +1,5 @@
 import PhotoWallCore
+import PhotoWallMockFacebook
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,6 +13,7 @@ struct PhotoWallCLI {
         commands:
           serve       run the Parse-compatible API server (photowall serve --help)
           thumbnail   make a thumbnail: photowall thumbnail IN OUT [--size N] [--format jpeg|png] [--quality Q]
+          mock-facebook  mock Facebook login and Graph API for development and tests (photowall mock-facebook --help)
           help        show this text
 
         """
@@ -26,7 +28,8 @@ struct PhotoWallCLI {
         let code: Int32
         switch command {
         case "serve": code = ServeCommand.run(rest)
-        case "thumbnail": code = 70 // WIRE: runThumbnailCommand(rest)
+        case "thumbnail": code = runThumbnailCommand(rest)
+        case "mock-facebook": code = runMockFacebookCommand(rest)
         case "help", "--help", "-h": Terminal.write(usage, to: 1); code = 0
         default:
             Terminal.write("photowall: unknown command '\(command)'\n\n" + usage, to: 2)

@@ -25,6 +25,8 @@ enum ServeCommand {
           --max-upload-size SIZE largest file upload, e.g. 20mb (PARSE_SERVER_MAX_UPLOAD_SIZE; default 20mb)
           --max-json-size SIZE   largest JSON body (PHOTOWALL_MAX_JSON_SIZE; default 1mb)
           --worker-threads N     handler threads (PHOTOWALL_WORKER_THREADS; default 32)
+          --thumbnail-size N     longest edge of WallImage.thumbnail in pixels (PHOTOWALL_THUMBNAIL_SIZE; default 256)
+          --display-size N       longest edge of WallImage.display in pixels (PHOTOWALL_DISPLAY_SIZE; default 1080)
           --log-level LEVEL      trace|debug|info|notice|warning|error (PARSE_SERVER_LOG_LEVEL; default info)
           --allow-client-class-creation   let clients create classes (PARSE_SERVER_ALLOW_CLIENT_CLASS_CREATION)
           --stop-on-stdin-eof    shut down gracefully when standard input closes (for supervisors and tests)
@@ -35,7 +37,7 @@ enum ServeCommand {
         do {
             let o = try Options(args, known: ["port", "host", "data-dir", "app-id", "master-key", "rest-key", "client-key",
                                               "javascript-key", "public-url", "max-upload-size", "max-json-size",
-                                              "worker-threads", "log-level"],
+                                              "worker-threads", "log-level", "thumbnail-size", "display-size"],
                                 flags: ["help", "allow-client-class-creation", "stop-on-stdin-eof"])
             if o.flag("help") { Terminal.write(help, to: 1); return 0 }
             return try serve(o)
@@ -99,10 +101,23 @@ enum ServeCommand {
         let shownHost = host == "0.0.0.0" ? "127.0.0.1" : host
         config.publicServerURL = publicURLOption ?? "http://\(shownHost):\(boundPort)\(config.mountPath)"
 
-        let objects = ObjectService(database: database, config: config)
-        let users = try UserService(objects: objects)
         let files = FileService(database: database, store: store, config: config)
-        let api = ParseAPI(config: config, objects: objects, users: users, files: files, logger: logger)
+        var sizes = ThumbnailService.Sizes()
+        if let t = o.value("thumbnail-size", env: ["PHOTOWALL_THUMBNAIL_SIZE"]) {
+            guard let n = Int(t), (16...4096).contains(n) else { throw UsageError(description: "bad --thumbnail-size '\(t)' (16–4096)") }
+            sizes.thumbnail = n
+        }
+        if let d = o.value("display-size", env: ["PHOTOWALL_DISPLAY_SIZE"]) {
+            guard let n = Int(d), (16...8192).contains(n) else { throw UsageError(description: "bad --display-size '\(d)' (16–8192)") }
+            sizes.display = n
+        }
+        let thumbnails = ThumbnailService(files: files, sizes: sizes, logger: logger)
+        let objects = ObjectService(database: database, config: config, beforeSave: ["WallImage": thumbnails.hook])
+        let users = try UserService(objects: objects)
+        let uploads = UploadService(database: database, parts: try FileSystemUploadParts(root: dataDir), files: files,
+                                    config: config, logger: logger)
+        uploads.startReaper(intervalSeconds: 60)
+        let api = ParseAPI(config: config, objects: objects, users: users, files: files, uploads: uploads, logger: logger)
         var apiRouter = Router()
         api.register(on: &apiRouter)
         box.set(apiRouter)

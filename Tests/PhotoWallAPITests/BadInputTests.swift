@@ -63,14 +63,19 @@ import PhotoWallCore
 
     @Test func oversizeBodies() async throws {
         let (_, token) = try await s.signUp()
-        // JSON over 1 MiB: 413 before the body is read.
-        let big = Data(("{\"a\":\"" + String(repeating: "x", count: (1 << 20) + 10) + "\"}").utf8)
-        let j = try await s.request("POST", "/classes/WallImage", body: big, key: .session(token))
-        #expect(j.status == 413)
-        #expect(j.json == ["error": "request entity too large"])
-        // A file over --max-upload-size (1 MiB here).
-        let f = try await s.request("POST", "/files/big.jpg", body: Data(count: (1 << 20) + 1), key: .session(token))
-        #expect(f.status == 413)
+        // Over the limit with a declared Content-Length: 413 before `100 Continue`, so no body byte is sent.
+        let bigJSON = s.dataDir.appendingPathComponent("big.json")
+        try Data(("{\"a\":\"" + String(repeating: "x", count: (1 << 20) + 10) + "\"}").utf8).write(to: bigJSON)
+        let bigFile = s.dataDir.appendingPathComponent("big.bin")
+        try Data(count: (1 << 20) + 1).write(to: bigFile)
+        for (path, body) in [("/classes/WallImage", bigJSON), ("/files/big.jpg", bigFile)] {
+            let r = try runCurl(["-sS", "-w", "\n%{http_code} %{size_upload}", "-X", "POST", "-H", "Expect: 100-continue",
+                                 "-H", "X-Parse-Application-Id: \(s.appId)", "-H", "X-Parse-Session-Token: \(token)",
+                                 "--data-binary", "@\(body.path)", "\(s.baseURL)\(path)"])
+            let lines = r.output.split(separator: "\n")
+            #expect(lines.first == #"{"error":"request entity too large"}"#, "\(path): \(r.output)")
+            #expect(lines.last == "413 0", "\(path): status and bytes sent: \(r.output)")
+        }
         // Chunked (no Content-Length) over the limit: the connection is cut mid-body.
         let blob = s.dataDir.appendingPathComponent("blob.bin")
         try Data(count: 3 << 20).write(to: blob)

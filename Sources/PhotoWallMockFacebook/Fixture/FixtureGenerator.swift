@@ -80,7 +80,7 @@ public struct FixtureGenerator: Sendable {
                 } else {
                     v = rng.below(n)
                 }
-                let room = targets[v] + max(2, targets[v] / 2)
+                let room = min(maxFriends, targets[v] + max(2, targets[v] / 2))
                 guard v != u, adjacency[v].count < room, !isFriend[u].contains(v) else { continue }
                 adjacency[u].append(v); adjacency[v].append(u)
                 isFriend[u].insert(v); isFriend[v].insert(u)

@@ -37,14 +37,25 @@ public final class FileService: Sendable {
     /// - Throws: 122 for a bad name; 130 when the store can't accept it.
     public func beginUpload(name: String, contentType: String?) throws(ParseError) -> FileUpload {
         try Self.validate(name: name)
+        let sentType = Self.mediaType(contentType)
+        let stored = Self.storedName(for: name, contentType: sentType)
+        let type = sentType ?? MimeTypes.type(forName: stored) ?? "application/octet-stream"
+        return FileUpload(name: stored, contentType: type, writer: try store.makeWriter(for: stored))
+    }
+
+    /// `image/jpeg` from `image/jpeg; charset=…`; nil when empty.
+    static func mediaType(_ contentType: String?) -> String? {
+        contentType.map { ($0.split(separator: ";").first ?? "").trimmingCharacters() }.flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// `<32 hex>_<name>`, with `.<ext>` appended when `name` has no known extension and the type has one.
+    /// `prefix` is the 32 hex (random by default).
+    static func storedName(for name: String, contentType: String?, prefix: String = ParseIdentifier.hex(byteCount: 16)) -> String {
         var finalName = name
-        let sentType = contentType.map { ($0.split(separator: ";").first ?? "").trimmingCharacters() }.flatMap { $0.isEmpty ? nil : $0 }
-        if MimeTypes.type(forName: name) == nil, let t = sentType, let ext = MimeTypes.extensionByType[t.lowercased()] {
+        if MimeTypes.type(forName: name) == nil, let t = mediaType(contentType), let ext = MimeTypes.extensionByType[t.lowercased()] {
             finalName += "." + ext
         }
-        let type = sentType ?? MimeTypes.type(forName: finalName) ?? "application/octet-stream"
-        let stored = ParseIdentifier.hex(byteCount: 16) + "_" + finalName
-        return FileUpload(name: stored, contentType: type, writer: try store.makeWriter(for: stored))
+        return prefix + "_" + finalName
     }
 
     /// Makes an upload durable and visible.
@@ -70,6 +81,20 @@ public final class FileService: Sendable {
             throw ParseError(.fileSaveError, "Could not store file: \(upload.name).", cause: error)
         }
         return record
+    }
+
+    /// Stores bytes made by the server (thumbnails) as a Parse file named `<32 hex>_<name>`.
+    /// - Throws: 130 when storing fails (nothing is left behind).
+    public func store(_ bytes: [UInt8], name: String, contentType: String) throws(ParseError) -> FileRecord {
+        let upload = try beginUpload(name: name, contentType: contentType)
+        let failure = bytes.withUnsafeBytes { b -> ParseError? in
+            do throws(ParseError) { try upload.write(b); return nil } catch { return error }
+        }
+        if let failure {
+            upload.abort()
+            throw failure
+        }
+        return try finish(upload)
     }
 
     /// Metadata and location of a stored file, or nil.

@@ -1,10 +1,17 @@
 import PhotoWallCore
 import PhotoWallStorage
 
-/// A hook run before an object is stored: it may change the stored fields or refuse the save.
-/// `isNew` tells a create from an update. Runs inside no transaction; it must not assume the
-/// object already exists.
-public typealias BeforeSaveHook = @Sendable (_ className: String, _ fields: inout [String: JSON], _ auth: AuthContext, _ isNew: Bool) throws(ParseError) -> Void
+/// A hook run on a create or update body before anything is stored (outside any transaction):
+/// it may add fields (in wire form; they override the client's) or refuse the save by throwing.
+/// `undo` is called when the save fails afterwards, so the hook's side effects (e.g. stored
+/// thumbnail files) don't outlive it.
+public typealias BeforeSaveHook = @Sendable (_ className: String, _ body: [String: JSON], _ auth: AuthContext, _ isNew: Bool) throws(ParseError) -> SaveHookOutcome
+
+public struct SaveHookOutcome: Sendable {
+    public var fields: [String: JSON]
+    public var undo: (@Sendable () -> Void)?
+    public init(fields: [String: JSON] = [:], undo: (@Sendable () -> Void)? = nil) { self.fields = fields; self.undo = undo }
+}
 
 /// The result of a create: what the REST layer answers with 201.
 public struct CreateResult: Sendable {
@@ -47,20 +54,24 @@ public final class ObjectService: Sendable {
         if !auth.isMaster, !config.allowClientClassCreation, try database.schema(of: className) == nil {
             throw ParseError(.operationForbidden, "This user is not allowed to access non-existent class: \(className)")
         }
-        var fields: [String: JSON] = [:]
-        var changed = try FieldOperations(coding: coding).apply(body, to: &fields)
-        for (k, v) in internalFields { fields[k] = v }
         let acl = try body["ACL"].map { (j: JSON) throws(ParseError) -> ACL in try ACL(json: j) } ?? defaultACL
-        if let hook = beforeSave[className] {
-            let before = fields
-            try hook(className, &fields, auth, true)
-            for (k, v) in fields where !k.hasPrefix("_") && before[k] != v { changed[k] = coding.toWire(v) }
+        var body = body
+        let outcome = try beforeSave[className]?(className, body, auth, true)
+        for (k, v) in outcome?.fields ?? [:] { body[k] = v }
+        do {
+            var fields: [String: JSON] = [:]
+            var changed = try FieldOperations(coding: coding).apply(body, to: &fields)
+            for (k, v) in internalFields { fields[k] = v }
+            for (k, v) in outcome?.fields ?? [:] { changed[k] = v }
+            let now = ParseDate.now()
+            let object = StoredObject(className: className, objectId: ParseIdentifier.alphanumeric(10),
+                                      createdAt: now, updatedAt: now, fields: fields, acl: acl)
+            try database.insert(object)
+            return CreateResult(objectId: object.objectId, createdAt: now, changed: changed)
+        } catch {
+            outcome?.undo?()
+            throw error
         }
-        let now = ParseDate.now()
-        let object = StoredObject(className: className, objectId: ParseIdentifier.alphanumeric(10),
-                                  createdAt: now, updatedAt: now, fields: fields, acl: acl)
-        try database.insert(object)
-        return CreateResult(objectId: object.objectId, createdAt: now, changed: changed)
     }
 
     // MARK: get
@@ -95,20 +106,23 @@ public final class ObjectService: Sendable {
         }
         let newACL = try body["ACL"].map { (j: JSON) throws(ParseError) -> ACL? in j.isNull ? nil : try ACL(json: j) }
         let ops = FieldOperations(coding: coding)
-        let hook = beforeSave[className]
+        var body = body
+        let outcome = try beforeSave[className]?(className, body, auth, false)
+        for (k, v) in outcome?.fields ?? [:] { body[k] = v }
         var changed: [String: JSON] = [:]
-        let stored = try database.update(className: className, objectId: objectId, writers: auth.permissions) { (object: inout StoredObject) throws(ParseError) in
-            changed = try ops.apply(body, to: &object.fields)
-            for (k, v) in internalFields { object.fields[k] = v }
-            if let newACL { object.acl = newACL }
-            if let hook {
-                let before = object.fields
-                try hook(className, &object.fields, auth, false)
-                for (k, v) in object.fields where !k.hasPrefix("_") && before[k] != v { changed[k] = coding.toWire(v) }
+        do {
+            let stored = try database.update(className: className, objectId: objectId, writers: auth.permissions) { (object: inout StoredObject) throws(ParseError) in
+                changed = try ops.apply(body, to: &object.fields)
+                for (k, v) in internalFields { object.fields[k] = v }
+                if let newACL { object.acl = newACL }
+                object.updatedAt = ParseDate.now()
             }
-            object.updatedAt = ParseDate.now()
+            for (k, v) in outcome?.fields ?? [:] { changed[k] = v }
+            return (stored.updatedAt, changed)
+        } catch {
+            outcome?.undo?()
+            throw error
         }
-        return (stored.updatedAt, changed)
     }
 
     // MARK: delete

@@ -19,6 +19,12 @@ public protocol FileStore: Sendable {
 
     /// Removes a file. - Returns: false when it did not exist.
     func delete(_ name: String) throws(ParseError) -> Bool
+
+    /// Makes the complete, durable local file at `path` (a finished upload part) the file `name`.
+    /// The source is left in place; importing the same name again is a no-op (idempotent, so a
+    /// completion interrupted by a crash can be redone).
+    /// - Throws: 130 when the store can't take it.
+    func importFile(at path: String, as name: String) throws(ParseError)
 }
 
 public struct FileLocation: Sendable {

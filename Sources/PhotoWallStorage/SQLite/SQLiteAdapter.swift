@@ -32,6 +32,12 @@ public final class SQLiteAdapter: DatabaseAdapter {
         CREATE TABLE IF NOT EXISTS _FILES (name TEXT PRIMARY KEY, contentType TEXT NOT NULL,
             byteCount INTEGER NOT NULL, sha256 TEXT NOT NULL, createdAt INTEGER NOT NULL);
         """,
+        """
+        CREATE TABLE IF NOT EXISTS _UPLOADS (id TEXT PRIMARY KEY, owner TEXT NOT NULL, length INTEGER,
+            offset INTEGER NOT NULL, fileName TEXT NOT NULL, contentType TEXT NOT NULL, metadata TEXT NOT NULL,
+            createdAt INTEGER NOT NULL, expiresAt INTEGER NOT NULL, completedName TEXT);
+        CREATE INDEX IF NOT EXISTS i_UPLOADS_expiresAt ON _UPLOADS(expiresAt) WHERE completedName IS NULL;
+        """,
     ]
 
     func migrate() throws(ParseError) {
@@ -279,5 +285,65 @@ public final class SQLiteAdapter: DatabaseAdapter {
 
     public func deleteFile(named name: String) throws(ParseError) -> Bool {
         try guarded { try db.write { conn in try conn.run("DELETE FROM _FILES WHERE name = ?", [.text(name)]) } } > 0
+    }
+
+    // MARK: uploads
+
+    static let uploadColumns = "id, owner, length, offset, fileName, contentType, metadata, createdAt, expiresAt, completedName"
+
+    static func decodeUpload(_ r: [SQLValue]) -> UploadRecord {
+        var metadata: [String: String] = [:]
+        if let text = r[6].text, let json = try? JSON.parse(text) {
+            for (k, v) in json.objectValue ?? [:] { metadata[k] = v.stringValue }
+        }
+        return UploadRecord(id: r[0].text ?? "", owner: r[1].text ?? "", length: r[2].integer, offset: r[3].integer ?? 0,
+                            fileName: r[4].text ?? "", contentType: r[5].text ?? "", metadata: metadata,
+                            createdAt: ParseDate(millisecondsSince1970: r[7].integer ?? 0),
+                            expiresAt: ParseDate(millisecondsSince1970: r[8].integer ?? 0), completedName: r[9].text)
+    }
+
+    public func insertUpload(_ u: UploadRecord) throws(ParseError) {
+        let metadata = JSON.object(u.metadata.mapValues { .string($0) }).text
+        try guarded {
+            try db.write { conn in
+                try conn.run("INSERT INTO _UPLOADS(\(Self.uploadColumns)) VALUES (?,?,?,?,?,?,?,?,?,?)", [
+                    .text(u.id), .text(u.owner), u.length.map { .integer($0) } ?? .null, .integer(u.offset), .text(u.fileName),
+                    .text(u.contentType), .text(metadata), .integer(u.createdAt.millisecondsSince1970),
+                    .integer(u.expiresAt.millisecondsSince1970), u.completedName.map { .text($0) } ?? .null,
+                ])
+            }
+        }
+    }
+
+    public func upload(id: String) throws(ParseError) -> UploadRecord? {
+        try guarded {
+            try db.read { conn in
+                try conn.query("SELECT \(Self.uploadColumns) FROM _UPLOADS WHERE id = ?", [.text(id)]).first.map(Self.decodeUpload)
+            }
+        }
+    }
+
+    public func updateUpload(_ u: UploadRecord) throws(ParseError) {
+        try guarded {
+            try db.write { conn in
+                try conn.run("UPDATE _UPLOADS SET length = ?, offset = ?, expiresAt = ?, completedName = ? WHERE id = ?", [
+                    u.length.map { .integer($0) } ?? .null, .integer(u.offset), .integer(u.expiresAt.millisecondsSince1970),
+                    u.completedName.map { .text($0) } ?? .null, .text(u.id),
+                ])
+            }
+        }
+    }
+
+    public func deleteUpload(id: String) throws(ParseError) {
+        _ = try guarded { try db.write { conn in try conn.run("DELETE FROM _UPLOADS WHERE id = ?", [.text(id)]) } }
+    }
+
+    public func expiredUploads(before date: ParseDate, limit: Int) throws(ParseError) -> [UploadRecord] {
+        try guarded {
+            try db.read { conn in
+                try conn.query("SELECT \(Self.uploadColumns) FROM _UPLOADS WHERE completedName IS NULL AND expiresAt < ? ORDER BY expiresAt LIMIT ?",
+                               [.integer(date.millisecondsSince1970), .integer(Int64(limit))]).map(Self.decodeUpload)
+            }
+        }
     }
 }

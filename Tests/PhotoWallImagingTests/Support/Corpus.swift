@@ -21,12 +21,13 @@ enum Corpus {
         return candidates.first { access($0 + "/MANIFEST.tsv", R_OK) == 0 }
     }()
 
-    static var isAvailable: Bool {
+    /// Whether the corpus tests can run; says so once, plainly, when they cannot.
+    static let isAvailable: Bool = {
         if directory == nil {
             print("PhotoWallImagingTests: image corpus not found (set PHOTOWALL_CORPUS or put it at ../shared/imagecorpus); corpus tests are SKIPPED")
         }
         return directory != nil
-    }
+    }()
 
     /// One row per corpus file; empty when the corpus is missing.
     static let rows: [ManifestRow] = {

@@ -1,0 +1,130 @@
+import Foundation
+import PhotoWallCore
+import PhotoWallImaging
+import PhotoWallStorage
+
+/// Makes the thumbnails of wall photos: when a `WallImage` is saved with an `image` file, a
+/// `thumbnail` (256-pixel box) and a `display` image (1080-pixel box) are made from one decode,
+/// stored as Parse files, and set on the object with the photo's upright `width` and `height`.
+///
+/// The decoding runs on a pool of `concurrency` threads (default: one per core), not on the
+/// thread that handles the request, so a burst of uploads can't take every request thread;
+/// saves beyond that wait their turn. A failure refuses the save with a clear Parse error and
+/// deletes any file made for it.
+public final class ThumbnailService: Sendable {
+    public struct Sizes: Sendable {
+        /// Longest edge of `thumbnail`, in pixels.
+        public var thumbnail: Int = 256
+        /// Longest edge of `display`, in pixels.
+        public var display: Int = 1080
+        public init(thumbnail: Int = 256, display: Int = 1080) { self.thumbnail = thumbnail; self.display = display }
+    }
+
+    public let files: FileService
+    public let sizes: Sizes
+    public let options: ThumbnailOptions
+    let pool: OperationQueue
+    let logger: Logger
+
+    public init(files: FileService, sizes: Sizes = Sizes(), options: ThumbnailOptions = ThumbnailOptions(),
+                concurrency: Int = ProcessInfo.processInfo.activeProcessorCount, logger: Logger) {
+        self.files = files; self.sizes = sizes; self.options = options; self.logger = logger
+        pool = OperationQueue()
+        pool.name = "thumbnails"
+        pool.maxConcurrentOperationCount = max(1, concurrency)
+    }
+
+    /// The `beforeSave` hook for `WallImage`.
+    public var hook: BeforeSaveHook {
+        { [self] _, body, _, _ throws(ParseError) in try thumbnailFields(for: body) }
+    }
+
+    /// When `body` sets `image` to a File: the derived fields (`thumbnail`, `display`, `width`,
+    /// `height`) in wire form, and an undo that deletes the made files. When it deletes `image`,
+    /// the derived fields are deleted too.
+    /// - Throws: 111 `Unsupported image type: …` / `Image is too large: …` / `Image is corrupt: …`
+    ///   for input the thumbnailer refuses; 130 when the image file doesn't exist or storing fails.
+    public func thumbnailFields(for body: [String: JSON]) throws(ParseError) -> SaveHookOutcome {
+        guard let image = body["image"] else { return SaveHookOutcome() }
+        if image["__op"]?.stringValue == "Delete" || image.isNull {
+            let delete: JSON = ["__op": "Delete"]
+            return SaveHookOutcome(fields: ["thumbnail": delete, "display": delete, "width": delete, "height": delete])
+        }
+        guard image.parseType == "File", let name = image["name"]?.stringValue else {
+            throw ParseError(.incorrectType, "WallImage.image must be a File.")
+        }
+        guard let (_, location) = try files.lookup(name: name) else {
+            throw ParseError(.fileSaveError, "The image file \(name) does not exist.")
+        }
+        let made = try render(path: location.path, name: name)
+        let base = Self.baseName(name)
+        var stored: [String] = []
+        let undo: @Sendable ([String]) -> Void = { [files] names in for n in names { try? files.delete(name: n) } }
+        do {
+            let display = try files.store(made.display.bytes, name: "\(base)_display.\(made.display.format.fileExtension)",
+                                          contentType: made.display.mimeType)
+            stored.append(display.name)
+            let thumb = try files.store(made.thumbnail.bytes, name: "\(base)_thumbnail.\(made.thumbnail.format.fileExtension)",
+                                        contentType: made.thumbnail.mimeType)
+            stored.append(thumb.name)
+            let names = stored
+            return SaveHookOutcome(fields: [
+                "thumbnail": ["__type": "File", "name": .string(thumb.name), "url": .string(files.config.fileURL(thumb.name))],
+                "display": ["__type": "File", "name": .string(display.name), "url": .string(files.config.fileURL(display.name))],
+                "width": .number(Double(made.thumbnail.sourceUprightWidth)),
+                "height": .number(Double(made.thumbnail.sourceUprightHeight)),
+            ], undo: { undo(names) })
+        } catch {
+            undo(stored)
+            throw error
+        }
+    }
+
+    /// The client's name without the 32-hex prefix and extension, for readable thumbnail names.
+    static func baseName(_ stored: String) -> String {
+        var n = Substring(stored)
+        if n.count > 33, n.dropFirst(32).first == "_" { n = n.dropFirst(33) }
+        if let dot = n.lastIndex(of: "."), dot != n.startIndex { n = n[..<dot] }
+        let safe = n.filter { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }
+        return safe.isEmpty ? "image" : String(safe.prefix(64))
+    }
+
+    struct Made: Sendable { var display: Thumbnail; var thumbnail: Thumbnail }
+
+    /// Decodes once on the pool and makes both sizes.
+    func render(path: String, name: String) throws(ParseError) -> Made {
+        let result = ResultBox()
+        let sizes = sizes, options = options
+        let done = DispatchSemaphore(value: 0)
+        pool.addOperation {
+            result.set(Result { () throws(ImagingError) -> Made in
+                let t = try Thumbnailer.makeThumbnails(fromFile: path, longestEdges: [sizes.display, sizes.thumbnail], options: options)
+                return Made(display: t[0], thumbnail: t[1])
+            })
+            done.signal()
+        }
+        done.wait()
+        switch result.get()! {
+        case .success(let m): return m
+        case .failure(let e): throw Self.parseError(e, name: name)
+        }
+    }
+
+    static func parseError(_ e: ImagingError, name: String) -> ParseError {
+        switch e.code {
+        case .unsupportedType: return ParseError(.incorrectType, "Unsupported image type: \(e.message)", cause: e)
+        case .tooLarge, .decoderMemoryExceeded: return ParseError(.incorrectType, "Image is too large: \(e.message)", cause: e)
+        case .corrupt, .truncated: return ParseError(.incorrectType, "Image is corrupt: \(e.message)", cause: e)
+        case .readFailed: return ParseError(.fileSaveError, "The image file \(name) could not be read.", cause: e)
+        default: return ParseError(.internalServerError, "Internal server error.", cause: e)
+        }
+    }
+}
+
+/// Hands a result from a pool thread to the waiting caller (ordered by the semaphore).
+final class ResultBox: @unchecked Sendable {
+    // @unchecked Sendable: written once on the pool thread before `done.signal()`, read after `done.wait()`.
+    private var value: Result<ThumbnailService.Made, ImagingError>?
+    func set(_ v: Result<ThumbnailService.Made, ImagingError>) { value = v }
+    func get() -> Result<ThumbnailService.Made, ImagingError>? { value }
+}

@@ -1,0 +1,290 @@
+import Foundation
+import PhotoWallCore
+import PhotoWallCrypto
+import PhotoWallStorage
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Resumable uploads (tus 1.0.0): create, append (PATCH), inspect (HEAD), terminate, expire.
+///
+/// An upload's offset moves only after its bytes are fsynced and the new offset is committed to the
+/// database, so HEAD never reports bytes a crash could lose. A PATCH cut mid-body keeps what
+/// arrived (unless it carried a checksum, which can't be verified for a partial chunk). One writer
+/// at a time per upload. When the last byte arrives, the part becomes an ordinary Parse file —
+/// the same `<32 hex>_<name>` and URL as `POST /files/:name` — and is never visible before.
+/// - Source: tus 1.0.0 protocol (Core, Creation, Creation With Upload, Expiration, Checksum,
+///   Termination); social-and-uploads.md §4.
+public final class UploadService: Sendable {
+    public let database: any DatabaseAdapter
+    public let parts: any UploadPartStore
+    public let files: FileService
+    public let config: ServerConfig
+    /// How long an unfinished upload lives after its last change, in seconds (default 24 h).
+    public let expirySeconds: Int64
+    /// Uploads with a PATCH in progress (one writer at a time).
+    let writers = Mutex<Set<String>>([])
+    /// Running SHA-256 of each upload's durable bytes, while this process has seen them all;
+    /// lets completion skip re-reading the file. Dropped when it can't be trusted.
+    let runningDigests = Mutex<[String: DigestState]>([:])
+    let logger: Logger
+
+    public static let masterOwner = "*master*"
+    public static let checksumAlgorithms = ["sha1", "sha256"]
+
+    public init(database: any DatabaseAdapter, parts: any UploadPartStore, files: FileService, config: ServerConfig,
+                expirySeconds: Int64 = 86_400, logger: Logger) {
+        self.database = database; self.parts = parts; self.files = files; self.config = config
+        self.expirySeconds = expirySeconds; self.logger = logger
+    }
+
+    static func owner(of auth: AuthContext) -> String? {
+        auth.isMaster ? masterOwner : auth.userId
+    }
+
+    // MARK: creation
+
+    /// Creates an upload (tus §Creation).
+    /// - Parameters:
+    ///   - length: `Upload-Length` in bytes, or nil for `Upload-Defer-Length: 1`.
+    ///   - metadata: decoded `Upload-Metadata`; `filename` (or `name`) and `filetype` (or `contentType`) are used.
+    /// - Throws: 130 without a user (public uploads are disabled), 122 for a bad file name,
+    ///   `UploadError.tooLarge` (413) over the maximum size.
+    public func create(length: Int64?, metadata: [String: String], auth: AuthContext) throws -> UploadRecord {
+        guard let owner = Self.owner(of: auth) else { throw ParseError(.fileSaveError, "File upload by public is disabled.") }
+        if let length {
+            guard length >= 0 else { throw UploadError.badRequest("Upload-Length must be a non-negative integer.") }
+            guard length <= Int64(config.maxUploadBytes) else { throw UploadError.tooLarge(maximum: config.maxUploadBytes) }
+        }
+        let name = metadata["filename"] ?? metadata["name"] ?? "file"
+        try FileService.validate(name: name)
+        let type = metadata["filetype"] ?? metadata["contentType"] ?? metadata["type"]
+        let now = ParseDate.now()
+        let record = UploadRecord(id: Crypto.randomBytes(16).hexString, owner: owner, length: length, offset: 0,
+                                  fileName: name, contentType: type ?? "", metadata: metadata, createdAt: now,
+                                  expiresAt: ParseDate(millisecondsSince1970: now.millisecondsSince1970 + expirySeconds * 1000))
+        try parts.create(record.id)
+        do {
+            try database.insertUpload(record)
+        } catch {
+            parts.remove(record.id)
+            throw error
+        }
+        runningDigests.withLock { $0[record.id] = DigestState(offset: 0) }
+        return record
+    }
+
+    // MARK: state
+
+    /// The upload as HEAD reports it, checked against the caller.
+    /// - Throws: `UploadError.notFound` (404) when unknown or another user's; `.gone` (410) when expired.
+    public func upload(id: String, auth: AuthContext) throws -> UploadRecord {
+        guard Self.isValidID(id), var u = try database.upload(id: id) else { throw UploadError.notFound }
+        guard auth.isMaster || u.owner == Self.owner(of: auth) else { throw UploadError.notFound }
+        if u.completedName == nil {
+            if u.expiresAt < ParseDate.now() { throw UploadError.gone }
+            if let length = u.length, u.offset == length {
+                u = try complete(u)  // a completion interrupted by a crash is finished here
+            }
+        }
+        return u
+    }
+
+    /// Whether `id` has the shape of an upload id (32 lowercase hex).
+    public static func isValidIDForRouting(_ id: String) -> Bool { isValidID(id) }
+
+    static func isValidID(_ id: String) -> Bool { id.utf8.count == 32 && id.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) } }
+
+    // MARK: PATCH
+
+    /// Starts appending to an upload (tus §PATCH), taking its single-writer lock.
+    /// - Parameters:
+    ///   - offset: the request's `Upload-Offset`.
+    ///   - length: `Upload-Length` when the upload's length was deferred.
+    ///   - checksum: `Upload-Checksum` (`algo base64`), when sent.
+    /// - Throws: `UploadError` 404/410/409 (offset mismatch)/423 (another PATCH in progress)/
+    ///   400 (bad checksum header or algorithm)/413; `ParseError` on storage failures.
+    public func beginAppend(id: String, offset: Int64, length: Int64?, checksum: String?, auth: AuthContext) throws -> UploadAppend {
+        var u = try upload(id: id, auth: auth)
+        var expected: (Digest.Algorithm, [UInt8])?
+        if let checksum {
+            let parts = checksum.split(separator: " ", maxSplits: 1)
+            guard parts.count == 2, let raw = Base64.decode(String(parts[1])) else { throw UploadError.badRequest("Upload-Checksum must be 'algorithm base64'.") }
+            switch parts[0] {
+            case "sha1": expected = (.sha1, raw)
+            case "sha256": expected = (.sha256, raw)
+            default: throw UploadError.badRequest("Unsupported checksum algorithm \(parts[0]); use sha1 or sha256.")
+            }
+        }
+        if let length {
+            if let known = u.length, known != length { throw UploadError.badRequest("Upload-Length cannot change.") }
+            guard length <= Int64(config.maxUploadBytes), length >= u.offset else { throw UploadError.tooLarge(maximum: config.maxUploadBytes) }
+            if u.length == nil {
+                u.length = length
+                try database.updateUpload(u)
+            }
+        }
+        if u.isComplete {
+            guard offset == u.offset else { throw UploadError.offsetMismatch(current: u.offset) }
+            throw UploadError.alreadyComplete(u)
+        }
+        guard offset == u.offset else { throw UploadError.offsetMismatch(current: u.offset) }
+        let locked = writers.withLock { $0.insert(u.id).inserted }
+        guard locked else { throw UploadError.locked }
+        do {
+            let writer = try parts.openForAppend(u.id, at: u.offset)
+            let running = runningDigests.withLock { d -> Digest? in
+                guard let s = d[u.id], s.offset == u.offset else { d[u.id] = nil; return nil }
+                return s.digest
+            }
+            return UploadAppend(service: self, record: u, writer: writer, expected: expected.map { (Digest($0.0), $0.1) },
+                                running: running)
+        } catch {
+            writers.withLock { _ = $0.remove(u.id) }
+            throw error
+        }
+    }
+
+    /// The most bytes a PATCH at the upload's offset may carry.
+    public func remainingBytes(_ u: UploadRecord) -> Int {
+        Int(min(Int64(config.maxUploadBytes), u.length ?? Int64(config.maxUploadBytes)) - u.offset)
+    }
+
+    func release(_ id: String) {
+        writers.withLock { _ = $0.remove(id) }
+    }
+
+    /// Turns a finished part into a Parse file (idempotent).
+    func complete(_ u: UploadRecord) throws -> UploadRecord {
+        var u = u
+        // The upload's own random id is the name's 32-hex prefix, so redoing an interrupted
+        // completion lands on the same name.
+        let name = u.completedName ?? FileService.storedName(for: u.fileName, contentType: u.contentType.isEmpty ? nil : u.contentType, prefix: u.id)
+        let digest: String
+        if let s = runningDigests.withLock({ $0.removeValue(forKey: u.id) }), s.offset == u.offset {
+            digest = s.digest.finalize().hexString
+        } else {
+            digest = try Self.sha256(ofFile: parts.path(of: u.id))
+        }
+        try files.store.importFile(at: parts.path(of: u.id), as: name)
+        let type = u.contentType.isEmpty ? (MimeTypes.type(forName: name) ?? "application/octet-stream") : u.contentType
+        do {
+            try database.insertFile(FileRecord(name: name, contentType: type, byteCount: u.offset, sha256: digest, createdAt: ParseDate.now()))
+        } catch {
+            // A duplicate means an interrupted completion already recorded it.
+            if error.code != .duplicateValue { throw error }
+        }
+        u.completedName = name
+        try database.updateUpload(u)
+        parts.remove(u.id)
+        logger.info("upload complete", ["upload.id": u.id, "file": name, "bytes": "\(u.offset)"])
+        return u
+    }
+
+    static func sha256(ofFile path: String) throws -> String {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw ParseError(.fileSaveError, "Could not read the upload.", cause: POSIXFailure(call: "open", code: errno)) }
+        defer { close(fd) }
+        let d = Digest(.sha256)
+        var buf = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let n = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { throw ParseError(.fileSaveError, "Could not read the upload.", cause: POSIXFailure(call: "read", code: errno)) }
+            if n == 0 { break }
+            buf.withUnsafeBytes { d.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+        }
+        return d.finalize().hexString
+    }
+
+    // MARK: termination and expiry
+
+    /// Deletes an unfinished upload (tus §Termination). A finished one is left alone (its file is
+    /// an ordinary Parse file now) but its upload URL is forgotten.
+    public func terminate(id: String, auth: AuthContext) throws {
+        let u = try upload(id: id, auth: auth)
+        guard writers.withLock({ !$0.contains(u.id) }) else { throw UploadError.locked }
+        try database.deleteUpload(id: u.id)
+        parts.remove(u.id)
+        runningDigests.withLock { _ = $0.removeValue(forKey: u.id) }
+    }
+
+    /// Removes expired unfinished uploads (part and record). - Returns: how many were removed.
+    @discardableResult
+    public func reapExpired(now: ParseDate = .now()) -> Int {
+        var removed = 0
+        do {
+            for u in try database.expiredUploads(before: now, limit: 500) where writers.withLock({ !$0.contains(u.id) }) {
+                try database.deleteUpload(id: u.id)
+                parts.remove(u.id)
+                runningDigests.withLock { _ = $0.removeValue(forKey: u.id) }
+                removed += 1
+            }
+        } catch {
+            logger.warning("upload reaper failed", ["cause": "\(error)"])
+        }
+        if removed > 0 { logger.info("reaped expired uploads", ["count": "\(removed)"]) }
+        return removed
+    }
+
+    /// Runs `reapExpired` every `intervalSeconds` on a background thread for the process's life.
+    public func startReaper(intervalSeconds: Double = 300) {
+        let thread = Thread { [self] in
+            while true {
+                reapExpired()
+                Thread.sleep(forTimeInterval: intervalSeconds)
+            }
+        }
+        thread.name = "upload-reaper"
+        thread.start()
+    }
+}
+
+/// A running digest and the offset it covers.
+/// `@unchecked Sendable`: the `Digest` inside is used only by the upload's single writer (the
+/// `writers` lock in `UploadService` guarantees one PATCH at a time), and moved in and out of the
+/// service's map under its mutex.
+final class DigestState: @unchecked Sendable {
+    var offset: Int64
+    let digest: Digest
+    init(offset: Int64, digest: Digest = Digest(.sha256)) { self.offset = offset; self.digest = digest }
+}
+
+/// Protocol-level failures, each with its tus status code.
+public enum UploadError: Error, Sendable {
+    case notFound
+    case gone
+    case offsetMismatch(current: Int64)
+    case locked
+    case checksumMismatch
+    case tooLarge(maximum: Int)
+    case badRequest(String)
+    case alreadyComplete(UploadRecord)
+
+    /// HTTP status per tus 1.0.0 (§PATCH, §Checksum, §Creation, §Expiration).
+    public var status: Int {
+        switch self {
+        case .notFound: return 404
+        case .gone: return 410
+        case .offsetMismatch, .alreadyComplete: return 409
+        case .locked: return 423
+        case .checksumMismatch: return 460
+        case .tooLarge: return 413
+        case .badRequest: return 400
+        }
+    }
+
+    public var message: String {
+        switch self {
+        case .notFound: return "Upload not found."
+        case .gone: return "Upload expired."
+        case .offsetMismatch(let c): return "Upload-Offset does not match the upload's offset \(c)."
+        case .locked: return "Another request is writing to this upload."
+        case .checksumMismatch: return "Checksum mismatch: the chunk was discarded."
+        case .tooLarge(let m): return "Upload exceeds the maximum size of \(m) bytes."
+        case .badRequest(let m): return m
+        case .alreadyComplete: return "Upload is already complete."
+        }
+    }
+}

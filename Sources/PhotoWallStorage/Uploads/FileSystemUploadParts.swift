@@ -1,0 +1,86 @@
+import PhotoWallCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Upload parts as files `<root>/uploads/<id>.part`, on the same filesystem as the file store so
+/// a finished part becomes a Parse file by a rename, without copying.
+public final class FileSystemUploadParts: UploadPartStore {
+    public let directory: String
+
+    /// - Throws: 1 when the folder can't be created.
+    public init(root: String) throws(ParseError) {
+        directory = root + "/uploads"
+        if mkdir(directory, 0o755) != 0 && errno != EEXIST {
+            throw ParseError(.internalServerError, "Internal server error.", cause: POSIXFailure(call: "mkdir \(directory)", code: errno))
+        }
+    }
+
+    public func path(of id: String) -> String { directory + "/" + id + ".part" }
+
+    public func create(_ id: String) throws(ParseError) {
+        let fd = open(path(of: id), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw ParseError(.fileSaveError, "Could not create the upload.", cause: POSIXFailure(call: "open", code: errno)) }
+        fsync(fd)
+        close(fd)
+        let dfd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dfd >= 0 { fsync(dfd); close(dfd) }
+    }
+
+    public func openForAppend(_ id: String, at offset: Int64) throws(ParseError) -> any UploadPartWriter {
+        let fd = open(path(of: id), O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw ParseError(.fileSaveError, "Could not open the upload.", cause: POSIXFailure(call: "open", code: errno)) }
+        guard ftruncate(fd, off_t(offset)) == 0, lseek(fd, off_t(offset), SEEK_SET) == off_t(offset) else {
+            let e = errno
+            close(fd)
+            throw ParseError(.fileSaveError, "Could not open the upload.", cause: POSIXFailure(call: "ftruncate", code: e))
+        }
+        return FileSystemPartWriter(fd: fd)
+    }
+
+    public func size(of id: String) -> Int64? {
+        var st = stat()
+        guard stat(path(of: id), &st) == 0 else { return nil }
+        return Int64(st.st_size)
+    }
+
+    public func remove(_ id: String) { unlink(path(of: id)) }
+}
+
+final class FileSystemPartWriter: UploadPartWriter {
+    var fd: Int32
+    init(fd: Int32) { self.fd = fd }
+    deinit { close() }
+
+    func fail(_ call: String) -> ParseError {
+        ParseError(.fileSaveError, "Could not store the upload.", cause: POSIXFailure(call: call, code: errno))
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws(ParseError) {
+        guard var p = bytes.baseAddress else { return }
+        var left = bytes.count
+        while left > 0 {
+            let n = Glibc.write(fd, p, left)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw fail("write")
+            }
+            p += n; left -= n
+        }
+    }
+
+    func sync() throws(ParseError) -> Int64 {
+        guard fsync(fd) == 0 else { throw fail("fsync") }
+        let end = lseek(fd, 0, SEEK_CUR)
+        guard end >= 0 else { throw fail("lseek") }
+        return Int64(end)
+    }
+
+    func truncate(to length: Int64) throws(ParseError) {
+        guard ftruncate(fd, off_t(length)) == 0, lseek(fd, off_t(length), SEEK_SET) >= 0, fsync(fd) == 0 else { throw fail("ftruncate") }
+    }
+
+    func close() {
+        if fd >= 0 { Glibc.close(fd); fd = -1 }
+    }
+}
