@@ -147,13 +147,18 @@ def main():
         data = os.path.join(work, "pw")
         os.makedirs(data)
         pw, port = start_photowall(data)
-        # One photo-wall object and 100 for the query.
+        # One photo-wall object and 100 for the query, all with a real photo (the server makes
+        # their thumbnail and display files), so responses have PhotoWall's real shape.
+        photo = os.path.join(work, "photo.jpg")
+        subprocess.run(["vips", "gaussnoise", photo, "640", "480"], check=True)
+        with open(photo, "rb") as f:
+            req = urllib.request.Request(f"http://127.0.0.1:{port}/parse/files/photo.jpg", data=f.read(), method="POST",
+                                         headers={"X-Parse-Application-Id": APP, "X-Parse-Master-Key": MASTER, "Content-Type": "image/jpeg"})
+        image = {"__type": "File", "name": json.loads(urllib.request.urlopen(req).read())["name"]}
         user = {"__type": "Pointer", "className": "_User", "objectId": "abcdefghij"}
-        one = json.loads(api(port, "POST", "/classes/WallImage", {
-            "userFBId": "10001", "user": user, "image": {"__type": "File", "name": "0" * 32 + "_img.jpg"},
-            "thumbnail": {"__type": "File", "name": "1" * 32 + "_thumb.jpg"}, "width": 4032, "height": 3024}))["objectId"]
+        one = json.loads(api(port, "POST", "/classes/WallImage", {"userFBId": "10001", "user": user, "image": image}))["objectId"]
         batch = [{"method": "POST", "path": "/parse/classes/WallImage",
-                  "body": {"userFBId": "q", "user": user, "image": {"__type": "File", "name": "%032d_img.jpg" % i}, "n": i}}
+                  "body": {"userFBId": "q", "user": user, "image": image, "n": i}}
                  for i in range(100)]
         api(port, "POST", "/batch", {"requests": batch})
         get_path = f"/classes/WallImage/{one}"

@@ -43,7 +43,7 @@ extension JSON {
     /// Compact UTF-8 serialisation; object keys are written in sorted order so output is stable.
     public var serialized: [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity(256)
+        out.reserveCapacity(1024)
         write(into: &out)
         return out
     }
@@ -66,11 +66,11 @@ extension JSON {
             out.append(UInt8(ascii: "]"))
         case .object(let o):
             out.append(UInt8(ascii: "{"))
-            for (i, k) in o.keys.sorted().enumerated() {
+            for (i, (k, v)) in o.sorted(by: { $0.key < $1.key }).enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
                 JSON.writeString(k, into: &out)
                 out.append(UInt8(ascii: ":"))
-                o[k]!.write(into: &out)
+                v.write(into: &out)
             }
             out.append(UInt8(ascii: "}"))
         }

@@ -108,6 +108,15 @@ struct JSONParser {
         return v
     }
 
+    /// A string from UTF-8 bytes, or nil when they are not valid UTF-8. ASCII (the common case)
+    /// takes the fast path: checked here, then decoded without the generic validator.
+    static func makeString(_ u: UnsafeBufferPointer<UInt8>) -> String? {
+        var ascii = true
+        for b in u where b >= 0x80 { ascii = false; break }
+        if ascii { return String(decoding: u, as: UTF8.self) }
+        return String(validating: u, as: UTF8.self)
+    }
+
     mutating func string() throws(Failure) -> String {
         i += 1
         let start = i
@@ -115,7 +124,7 @@ struct JSONParser {
         while i < bytes.count {
             let c = bytes[i]
             if c == UInt8(ascii: "\"") {
-                let s = String(validating: UnsafeBufferPointer(rebasing: bytes[start..<i]), as: UTF8.self)
+                let s = Self.makeString(UnsafeBufferPointer(rebasing: bytes[start..<i]))
                 i += 1
                 guard let s else { throw Failure() }
                 return s
@@ -129,7 +138,7 @@ struct JSONParser {
             let c = bytes[i]
             if c == UInt8(ascii: "\"") {
                 i += 1
-                guard let s = String(validating: out, as: UTF8.self) else { throw Failure() }
+                guard let s = out.withUnsafeBufferPointer({ Self.makeString($0) }) else { throw Failure() }
                 return s
             }
             if c < 0x20 { throw Failure() }

@@ -26,11 +26,23 @@ public struct ParseDate: Sendable, Hashable, Comparable, CustomStringConvertible
         let ms = Int(millisecondsSince1970 - Int64(secs) * 1000)
         var t = tm()
         gmtime_r(&secs, &t)
-        func pad(_ v: Int32, _ w: Int) -> String {
-            let s = String(v)
-            return s.count >= w ? s : String(repeating: "0", count: w - s.count) + s
+        return String(unsafeUninitializedCapacity: 24) { buf in
+            func put(_ v: Int, _ width: Int, at start: Int) {
+                var v = v
+                for k in stride(from: start + width - 1, through: start, by: -1) {
+                    buf[k] = UInt8(48 + v % 10)
+                    v /= 10
+                }
+            }
+            put(Int(t.tm_year) + 1900, 4, at: 0); buf[4] = 45
+            put(Int(t.tm_mon) + 1, 2, at: 5); buf[7] = 45
+            put(Int(t.tm_mday), 2, at: 8); buf[10] = 84
+            put(Int(t.tm_hour), 2, at: 11); buf[13] = 58
+            put(Int(t.tm_min), 2, at: 14); buf[16] = 58
+            put(Int(t.tm_sec), 2, at: 17); buf[19] = 46
+            put(ms, 3, at: 20); buf[23] = 90
+            return 24
         }
-        return "\(pad(t.tm_year + 1900, 4))-\(pad(t.tm_mon + 1, 2))-\(pad(t.tm_mday, 2))T\(pad(t.tm_hour, 2)):\(pad(t.tm_min, 2)):\(pad(t.tm_sec, 2)).\(pad(Int32(ms), 3))Z"
     }
 
     public var description: String { iso }
