@@ -123,6 +123,11 @@ public enum RoutePlan: Sendable {
                   handler: @Sendable (RequestHead, any RequestBodySink) -> Response)
     /// Answer at once without reading a body.
     case immediate(Response)
+    /// Buffer up to `maxBodyBytes`, then call `handler` right on the event thread, skipping the hand-off
+    /// to a worker (two thread wake-ups). Only for cheap, bounded work that never waits: in-memory work
+    /// and page-cache reads, such as fetching one object by id. Anything that writes, fsyncs, talks to
+    /// the network or can take long belongs in `.buffered`.
+    case inline(maxBodyBytes: Int, handler: @Sendable (Request) -> Response)
 }
 
 public enum StreamOpenResult: Sendable {

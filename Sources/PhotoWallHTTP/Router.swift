@@ -30,6 +30,7 @@ public struct Router: Sendable {
 
     /// Finds the plan for `head`, filling `head.pathParameters`.
     public func resolve(_ head: inout RequestHead) -> RoutePlan {
+        if routes.isEmpty { return fallback(head) }
         let parts = head.path.split(separator: "/", omittingEmptySubsequences: true)
         for method in head.method == "HEAD" ? ["HEAD", "GET"] : [head.method] {
             for route in routes where route.method == method || route.method == "*" {
@@ -64,6 +65,7 @@ public struct Router: Sendable {
 
 /// Decodes `%XX` escapes (and `+` as space when `plusAsSpace`); invalid escapes are kept as written.
 public func percentDecode(_ s: some StringProtocol, plusAsSpace: Bool = false) -> String {
+    if !s.utf8.contains(where: { $0 == 37 || (plusAsSpace && $0 == 43) }) { return String(s) }
     var out: [UInt8] = []
     let b = Array(s.utf8)
     out.reserveCapacity(b.count)

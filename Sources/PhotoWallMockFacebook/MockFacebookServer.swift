@@ -100,9 +100,15 @@ public final class MockFacebookServer: Sendable {
 
     /// Adds the mock's routes to `router`: one catch-all `*` route for `/*path`, since Graph ids and
     /// version prefixes make every path a candidate. Add it last when sharing a router.
+    ///
+    /// The route holds the mock weakly (no cycle through `start()`'s own server): keep the
+    /// `MockFacebookServer` alive while the router is in use; afterwards the route answers 503.
+    /// Bodies are buffered up to 256 KiB.
     public func register(on router: inout Router) {
-        router.add("*", "/*path") { [self] _ in
-            .buffered(maxBodyBytes: 256 * 1024) { request in self.respond(to: request) }
+        router.add("*", "/*path") { [weak self] _ in
+            .buffered(maxBodyBytes: 256 * 1024) { [weak self] request in
+                self?.respond(to: request) ?? .json(["error": "mock Facebook server is gone"], status: 503)
+            }
         }
     }
 

@@ -60,7 +60,7 @@ extension ParseAPI {
         h.add("Content-Security-Policy", "default-src 'none'; img-src 'self'; media-src 'self'; sandbox")
         h.add("Cache-Control", "private, max-age=86400")
         h.add("Last-Modified", HTTPDate.format(record.createdAt))
-        if let inm = head.headers["If-None-Match"], inm.split(separator: ",").contains(where: { $0.trimmingCharacters() == etag || $0.trimmingCharacters() == "*" }) {
+        if let inm = head.headers["If-None-Match"], inm.split(separator: ",").contains(where: { $0.trimmingWhitespace() == etag || $0.trimmingWhitespace() == "*" }) {
             return Response(status: 304, headers: h, body: .empty)
         }
         h.add("Content-Type", record.contentType)
@@ -89,7 +89,7 @@ enum ByteRange: Equatable {
 
     static func parse(_ header: String, size: Int64) -> ByteRange {
         guard header.hasPrefix("bytes="), !header.contains(",") else { return .ignored }
-        let spec = header.dropFirst(6).trimmingCharacters()
+        let spec = header.dropFirst(6).trimmingWhitespace()
         guard let dash = spec.firstIndex(of: "-") else { return .ignored }
         let a = spec[..<dash], b = spec[spec.index(after: dash)...]
         if a.isEmpty {
@@ -113,11 +113,5 @@ enum HTTPDate {
         let c = Array(iso)
         let month = months[Int(String(c[5...6]))! - 1]
         return "\(weekday), \(String(c[8...9])) \(month) \(String(c[0...3])) \(String(c[11...18])) GMT"
-    }
-}
-
-extension StringProtocol {
-    func trimmingCharacters() -> String {
-        String(self.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
     }
 }

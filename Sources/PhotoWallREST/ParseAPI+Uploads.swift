@@ -109,14 +109,14 @@ extension ParseAPI {
     }
 
     static func offsetOctetStream(_ head: RequestHead) -> Bool {
-        head.headers["Content-Type"].map { $0.split(separator: ";").first?.trimmingCharacters() == "application/offset+octet-stream" } ?? false
+        head.headers["Content-Type"].map { $0.split(separator: ";").first?.trimmingWhitespace() == "application/offset+octet-stream" } ?? false
     }
 
     static func parseMetadata(_ header: String?) throws -> [String: String] {
         var out: [String: String] = [:]
         guard let header, !header.isEmpty else { return out }
         for pair in header.split(separator: ",") {
-            let kv = pair.trimmingCharacters().split(separator: " ", maxSplits: 1)
+            let kv = pair.trimmingWhitespace().split(separator: " ", maxSplits: 1)
             guard let key = kv.first, !key.isEmpty else { throw UploadError.badRequest("Malformed Upload-Metadata.") }
             if kv.count == 2 {
                 guard let raw = Base64.decode(String(kv[1])), let value = String(validating: raw, as: UTF8.self) else {

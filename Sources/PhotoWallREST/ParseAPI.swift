@@ -41,6 +41,14 @@ public final class ParseAPI: Sendable {
             let appId = routed.pathParameters["appId"] ?? "", name = routed.pathParameters["filename"] ?? ""
             return .buffered(maxBodyBytes: 0) { request in self.fileDownload(request.head, appId: appId, name: name) }
         }
+        // Fetching one object by id is a primary-key read and a small render: cheaper than the
+        // hand-off to a worker thread, so it runs on the event thread (unless `include` widens it).
+        router.add("GET", mount + "/classes/:className/:objectId") { [self] head in
+            if head.queryValue("include") != nil {
+                return .buffered(maxBodyBytes: config.maxJSONBytes) { request in self.handleJSON(request) }
+            }
+            return .inline(maxBodyBytes: config.maxJSONBytes) { request in self.handleJSON(request) }
+        }
         router.add("*", mount + "/*rest") { [self] _ in
             .buffered(maxBodyBytes: config.maxJSONBytes) { request in self.handleJSON(request) }
         }

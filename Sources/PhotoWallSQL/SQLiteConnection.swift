@@ -36,8 +36,9 @@ private let SQLITE_TRANSIENT_PTR = unsafeBitCast(-1, to: sqlite3_destructor_type
 
 /// One SQLite connection with a cache of prepared statements.
 ///
-/// Use from one thread at a time. `SQLiteDatabase` hands a connection to exactly one borrower
-/// while holding its lock, which is what makes the `@unchecked Sendable` below safe.
+/// Use from one thread at a time. `SQLiteDatabase` keeps its writer behind a Mutex and gives each
+/// thread its own reader (thread-local), so no connection is ever used by two threads at once,
+/// which is what makes the `@unchecked Sendable` below safe.
 public final class SQLiteConnection: @unchecked Sendable {
     public let rawHandle: SQLiteHandle
     private var cache: [String: SQLiteStatementHandle] = [:]

@@ -14,6 +14,10 @@ struct PhotoWallCLI {
           serve       run the Parse-compatible API server (photowall serve --help)
           thumbnail   make a thumbnail: photowall thumbnail IN OUT [--size N] [--format jpeg|png] [--quality Q]
           mock-facebook  mock Facebook login and Graph API for development and tests (photowall mock-facebook --help)
+          samples     render photo-like sample images with EXIF orientations 1-8: photowall samples OUTDIR
+          login       log in and store the session: photowall login [USERNAME] [--password P] [--server URL]
+          logout      end the stored session: photowall logout
+          upload      post photos to the wall (resumable): photowall upload FILE... [--comment TEXT] [--parallel N] [--json]
           help        show this text
 
         """
@@ -29,7 +33,11 @@ struct PhotoWallCLI {
         switch command {
         case "serve": code = ServeCommand.run(rest)
         case "thumbnail": code = runThumbnailCommand(rest)
+        case "samples": code = SamplesCommand.run(rest)
         case "mock-facebook": code = runMockFacebookCommand(rest)
+        case "login": code = LoginCommand.run(rest)
+        case "logout": code = LogoutCommand.run(rest)
+        case "upload": code = UploadCommand.run(rest)
         case "help", "--help", "-h": Terminal.write(usage, to: 1); code = 0
         default:
             Terminal.write("photowall: unknown command '\(command)'\n\n" + usage, to: 2)

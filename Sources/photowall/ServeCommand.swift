@@ -27,6 +27,8 @@ enum ServeCommand {
           --worker-threads N     handler threads (PHOTOWALL_WORKER_THREADS; default 32)
           --thumbnail-size N     longest edge of WallImage.thumbnail in pixels (PHOTOWALL_THUMBNAIL_SIZE; default 256)
           --display-size N       longest edge of WallImage.display in pixels (PHOTOWALL_DISPLAY_SIZE; default 1080)
+          --upload-expiry SECONDS          an unfinished resumable upload expires after this idle time (PHOTOWALL_UPLOAD_EXPIRY; default 86400)
+          --upload-reaper-interval SECONDS how often expired uploads are removed (PHOTOWALL_UPLOAD_REAPER_INTERVAL; default 60)
           --log-level LEVEL      trace|debug|info|notice|warning|error (PARSE_SERVER_LOG_LEVEL; default info)
           --allow-client-class-creation   let clients create classes (PARSE_SERVER_ALLOW_CLIENT_CLASS_CREATION)
           --stop-on-stdin-eof    shut down gracefully when standard input closes (for supervisors and tests)
@@ -37,7 +39,7 @@ enum ServeCommand {
         do {
             let o = try Options(args, known: ["port", "host", "data-dir", "app-id", "master-key", "rest-key", "client-key",
                                               "javascript-key", "public-url", "max-upload-size", "max-json-size",
-                                              "worker-threads", "log-level", "thumbnail-size", "display-size"],
+                                              "worker-threads", "log-level", "thumbnail-size", "display-size", "upload-expiry", "upload-reaper-interval"],
                                 flags: ["help", "allow-client-class-creation", "stop-on-stdin-eof"])
             if o.flag("help") { Terminal.write(help, to: 1); return 0 }
             return try serve(o)
@@ -94,9 +96,7 @@ enum ServeCommand {
         // The public URL needs the bound port when port 0 was asked for, so bind first.
         let publicURLOption = o.value("public-url", env: ["PARSE_PUBLIC_SERVER_URL", "PARSE_SERVER_PUBLIC_SERVER_URL"])
         let box = APIBox()
-        var router = Router()
-        router.add("*", "/*path") { head in box.plan(head) }
-        let server = HTTPServer(configuration: httpConfig, router: router)
+        let server = HTTPServer(configuration: httpConfig, router: Router(fallback: { head in box.plan(head) }))
         let boundPort = try server.start()
         let shownHost = host == "0.0.0.0" ? "127.0.0.1" : host
         config.publicServerURL = publicURLOption ?? "http://\(shownHost):\(boundPort)\(config.mountPath)"
@@ -114,9 +114,13 @@ enum ServeCommand {
         let thumbnails = ThumbnailService(files: files, sizes: sizes, logger: logger)
         let objects = ObjectService(database: database, config: config, beforeSave: ["WallImage": thumbnails.hook])
         let users = try UserService(objects: objects)
+        let expiry = o.value("upload-expiry", env: ["PHOTOWALL_UPLOAD_EXPIRY"]) ?? "86400"
+        guard let expirySeconds = Int64(expiry), expirySeconds > 0 else { throw UsageError(description: "bad --upload-expiry '\(expiry)'") }
+        let reaper = o.value("upload-reaper-interval", env: ["PHOTOWALL_UPLOAD_REAPER_INTERVAL"]) ?? "60"
+        guard let reaperSeconds = Double(reaper), reaperSeconds > 0 else { throw UsageError(description: "bad --upload-reaper-interval '\(reaper)'") }
         let uploads = UploadService(database: database, parts: try FileSystemUploadParts(root: dataDir), files: files,
-                                    config: config, logger: logger)
-        uploads.startReaper(intervalSeconds: 60)
+                                    config: config, expirySeconds: expirySeconds, logger: logger)
+        uploads.startReaper(intervalSeconds: reaperSeconds)
         let api = ParseAPI(config: config, objects: objects, users: users, files: files, uploads: uploads, logger: logger)
         var apiRouter = Router()
         api.register(on: &apiRouter)

@@ -1,8 +1,9 @@
-import Synchronization
+import PhotoWallCore
 
-/// A value written once and read from any thread.
+/// A value written once at start-up and then read on every request, behind a read-write lock so
+/// readers never contend.
 final class SetOnce<Value: Sendable>: Sendable {
-    private let storage = Mutex<Value?>(nil)
-    func set(_ v: Value) { storage.withLock { $0 = v } }
-    func get() -> Value? { storage.withLock { $0 } }
+    private let storage = ReadMostly<Value?>(nil)
+    func set(_ v: Value) { storage.write { $0 = v } }
+    func get() -> Value? { storage.read { $0 } }
 }

@@ -74,6 +74,30 @@ import PhotoWallCore
         #expect(try allStoredFiles(s.dataDir).filter { $0.contains("_photo_") }.isEmpty, "no thumbnail file was left behind")
     }
 
+    /// The project's own samples (rendered by `photowall samples`): every EXIF orientation comes out
+    /// upright, 1200x800, with a 256x171 thumbnail. Needs no shared corpus.
+    @Test func generatedSamplesComeOutUpright() async throws {
+        let dir = s.dataDir.appendingPathComponent("samples-\(UUID().uuidString.prefix(6))")
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: TestPaths.binary)
+        p.arguments = ["samples", dir.path, "--width", "600", "--height", "400"]
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0)
+        let (_, token) = try await s.signUp()
+        for o in 1...8 {
+            let photo = try Data(contentsOf: dir.appendingPathComponent("landscape_o\(o).jpg"))
+            let up = try await s.request("POST", "/files/o\(o).jpg", body: photo, key: .session(token), headers: ["Content-Type": "image/jpeg"])
+            let name = try #require(up.json["name"]?.stringValue)
+            let c = try await s.request("POST", "/classes/WallImage", json: ["image": ["__type": "File", "name": .string(name)]], key: .session(token))
+            #expect(c.json["width"] == 600 && c.json["height"] == 400, "orientation \(o): \(c.text)")
+            let thumb = try await s.request("GET", try #require(c.json["thumbnail"]?["url"]?.stringValue), key: .none)
+            let size = try #require(jpegSize(thumb.body))
+            #expect(size.0 == 256 && size.1 == 171, "orientation \(o): \(size)")
+        }
+    }
+
     @Test func missingImageFileIsRefused() async throws {
         let (_, token) = try await s.signUp()
         let c = try await s.request("POST", "/classes/WallImage", json: [

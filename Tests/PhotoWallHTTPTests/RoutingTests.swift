@@ -2,6 +2,7 @@ import PhotoWallCore
 @testable import PhotoWallHTTP
 import PhotoWallTesting
 import Testing
+import Foundation
 
 @Suite("Routing, heads and keep-alive")
 struct RoutingTests {
@@ -32,6 +33,32 @@ struct RoutingTests {
             #expect(entries.map(\.path) == ["/items/a%20b/x/y%2Fz"]) // the access log never carries the query
             #expect(entries.map(\.status) == [200])
             #expect(entries.map(\.termination) == [.completed])
+        }
+    }
+
+    @Test func inlineHandlersRunOnTheEventThreadAndKeepAlive() throws {
+        let threads = Box<[String]>([])
+        var router = Router()
+        router.add("POST", "/inline") { _ in
+            .inline(maxBodyBytes: 16) { request in
+                // The kernel's name of the calling thread.
+                let name = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "?"
+                threads.update { $0.append(name) }
+                return .json(["echo": .string(String(decoding: request.body, as: UTF8.self))])
+            }
+        }
+        try withServer(router) { _, port, log in
+            let client = try TestHTTPClient(port: port)
+            let a = try client.request("POST", "/inline", body: Array("hello".utf8))
+            let b = try client.request("POST", "/inline", body: Array("again".utf8))
+            #expect(a.status == 200 && a.text == #"{"echo":"hello"}"#)
+            #expect(b.text == #"{"echo":"again"}"#)
+            #expect(b.header("Connection") == nil, "kept alive")
+            let big = try client.request("POST", "/inline", body: Array(repeating: 65, count: 17))
+            #expect(big.status == 413)
+            #expect(threads.value.count == 2)
+            #expect(threads.value.allSatisfy { !$0.hasPrefix("http-worker") }, "\(threads.value)")
+            #expect(log.wait(forCount: 3).map(\.status) == [200, 200, 413])
         }
     }
 

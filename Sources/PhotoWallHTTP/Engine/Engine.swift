@@ -64,12 +64,14 @@ final class Engine: Sendable {
         switch plan {
         case .immediate(let response):
             return answerWithoutBody(context, response, connection: connection)
-        case .buffered(let maxBodyBytes, let handler):
+        case .buffered(let maxBodyBytes, let handler), .inline(let maxBodyBytes, let handler):
             if let length = head.contentLength, length > maxBodyBytes {
                 return queueNow(context, Engine.payloadTooLarge, connection: connection)
             }
             context.body.reserveCapacity(min(head.contentLength ?? 0, 1 << 20))
-            context.phase = .buffering(maxBodyBytes: maxBodyBytes, handler: handler)
+            if case .inline = plan { context.phase = .buffering(maxBodyBytes: maxBodyBytes, handler: handler, inline: true) } else {
+                context.phase = .buffering(maxBodyBytes: maxBodyBytes, handler: handler, inline: false)
+            }
             return .YES
         case .streamed(let maxBodyBytes, let open, let handler):
             if let length = head.contentLength, length > maxBodyBytes {
@@ -111,9 +113,13 @@ final class Engine: Sendable {
         switch context.phase {
         case .discarding(let response):
             return queueNow(context, response, connection: connection)
-        case .buffering(_, let handler):
+        case .buffering(_, let handler, let inline):
             let request = Request(head: context.head, body: context.body)
             context.body = []
+            if inline {
+                context.handlerStarted = true
+                return queueNow(context, handler(request), connection: connection)
+            }
             return dispatch(context, connection: connection) { handler(request) }
         case .streaming(_, let handler, let sink):
             let head = context.head
@@ -128,7 +134,7 @@ final class Engine: Sendable {
     private func receive(_ context: RequestContext, _ bytes: UnsafeRawBufferPointer) -> MHD_Result {
         context.bodyBytes += bytes.count
         switch context.phase {
-        case .buffering(let maxBodyBytes, _):
+        case .buffering(let maxBodyBytes, _, _):
             guard context.bodyBytes <= maxBodyBytes else { return bodyOverLimit(context, maxBodyBytes) }
             context.body.append(contentsOf: bytes)
         case .streaming(let maxBodyBytes, _, let sink):

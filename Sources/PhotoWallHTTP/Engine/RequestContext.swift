@@ -41,7 +41,7 @@ enum Handoff {
 final class RequestContext: @unchecked Sendable {
     enum Phase {
         /// Collecting the body in memory for a `.buffered` route.
-        case buffering(maxBodyBytes: Int, handler: @Sendable (Request) -> Response)
+        case buffering(maxBodyBytes: Int, handler: @Sendable (Request) -> Response, inline: Bool)
         /// Passing body pieces to the sink of a `.streamed` route.
         case streaming(maxBodyBytes: Int, handler: @Sendable (RequestHead, any RequestBodySink) -> Response,
                        sink: any RequestBodySink)

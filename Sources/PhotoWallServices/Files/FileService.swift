@@ -45,7 +45,7 @@ public final class FileService: Sendable {
 
     /// `image/jpeg` from `image/jpeg; charset=…`; nil when empty.
     static func mediaType(_ contentType: String?) -> String? {
-        contentType.map { ($0.split(separator: ";").first ?? "").trimmingCharacters() }.flatMap { $0.isEmpty ? nil : $0 }
+        contentType.map { ($0.split(separator: ";").first ?? "").trimmingWhitespace() }.flatMap { $0.isEmpty ? nil : $0 }
     }
 
     /// `<32 hex>_<name>`, with `.<ext>` appended when `name` has no known extension and the type has one.

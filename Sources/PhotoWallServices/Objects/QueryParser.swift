@@ -79,12 +79,12 @@ public struct FindOptions: Sendable {
 
     static func list(_ v: JSON, _ name: String) throws(ParseError) -> [String] {
         switch v {
-        case .string(let s): return s.split(separator: ",").map { $0.trimmingCharacters() }.filter { !$0.isEmpty }
+        case .string(let s): return s.split(separator: ",").map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
         case .array(let a):
             var out: [String] = []
             for x in a {
                 guard let s = x.stringValue else { throw ParseError(.invalidQuery, "Invalid parameter for query: \(name)") }
-                out += s.split(separator: ",").map { $0.trimmingCharacters() }.filter { !$0.isEmpty }
+                out += s.split(separator: ",").map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
             }
             return out
         default: throw ParseError(.invalidQuery, "Invalid parameter for query: \(name)")
@@ -92,11 +92,6 @@ public struct FindOptions: Sendable {
     }
 }
 
-extension Substring {
-    func trimmingCharacters() -> String {
-        String(self.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
-    }
-}
 
 /// Turns a Parse `where` object into a `Predicate`.
 ///

@@ -106,6 +106,22 @@ public final class FileSystemStore: FileStore {
     }
 }
 
+/// Writes every byte to `fd`, retrying short writes and `EINTR`.
+/// - Returns: false on an error (`errno` tells which).
+func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+    guard var p = bytes.baseAddress else { return true }
+    var left = bytes.count
+    while left > 0 {
+        let n = Glibc.write(fd, p, left)
+        if n < 0 {
+            if errno == EINTR { continue }
+            return false
+        }
+        p += n; left -= n
+    }
+    return true
+}
+
 /// An errno from a named call, kept as an error's `cause` for logs.
 public struct POSIXFailure: Error, Sendable, CustomStringConvertible {
     public var call: String
@@ -134,16 +150,8 @@ final class FileSystemWriter: FileWriter {
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws(ParseError) {
-        guard !done, var p = bytes.baseAddress else { if bytes.isEmpty { return }; throw fail("write after close") }
-        var left = bytes.count
-        while left > 0 {
-            let n = Glibc.write(fd, p, left)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw fail("write")
-            }
-            p += n; left -= n
-        }
+        guard !done else { throw fail("write after close") }
+        guard writeAll(fd, bytes) else { throw fail("write") }
         byteCount += Int64(bytes.count)
     }
 

@@ -57,16 +57,7 @@ final class FileSystemPartWriter: UploadPartWriter {
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws(ParseError) {
-        guard var p = bytes.baseAddress else { return }
-        var left = bytes.count
-        while left > 0 {
-            let n = Glibc.write(fd, p, left)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw fail("write")
-            }
-            p += n; left -= n
-        }
+        guard writeAll(fd, bytes) else { throw fail("write") }
     }
 
     func sync() throws(ParseError) -> Int64 {
