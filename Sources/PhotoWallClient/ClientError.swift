@@ -11,6 +11,8 @@ public struct ClientError: Error, Sendable, CustomStringConvertible {
 
         /// No TCP connection could be made (refused, DNS, connect timeout, bad URL). Retryable.
         public static let unreachable = Code(rawValue: "unreachable")
+        /// The URL is malformed or not http(s). Not retryable.
+        public static let badURL = Code(rawValue: "bad-url")
         /// The connection broke, stalled or was reset mid-request. Retryable.
         public static let transport = Code(rawValue: "transport")
         /// The caller cancelled (`CancellationToken.cancel()` or Task cancellation).

@@ -170,8 +170,10 @@ public final class ParseAPI: Sendable {
             return .ok(.object(try objects.get(className: className, objectId: id, options: options, auth: r.auth)))
         case ("POST", nil):
             if className == "_User" {
-                let (id, body) = try users.signUp(body: r.body, auth: r.auth)
-                return .created(.object(body), location: "\(base)/users/\(id)")
+                let (id, body, created) = try users.signUp(body: r.body, auth: r.auth)
+                var response = APIResponse.created(.object(body), location: "\(base)/users/\(id)")
+                if !created { response.status = 200 }  // an authData login of an existing user
+                return response
             }
             if className == "_Session" { throw ParseError(.operationForbidden, "Sessions are created by signing up or logging in.") }
             let result = try objects.create(className: className, body: r.body, auth: r.auth)

@@ -32,6 +32,7 @@ enum ClientExit {
         case .unreachable: return unreachable
         case .cancelled: return interrupted
         case .fileError: return noInput
+        case .badURL: return usage
         case .rejected where e.parseCode == 111: return unsupportedType
         default: return failure
         }

@@ -27,6 +27,11 @@ enum ServeCommand {
           --worker-threads N     handler threads (PHOTOWALL_WORKER_THREADS; default 32)
           --thumbnail-size N     longest edge of WallImage.thumbnail in pixels (PHOTOWALL_THUMBNAIL_SIZE; default 256)
           --display-size N       longest edge of WallImage.display in pixels (PHOTOWALL_DISPLAY_SIZE; default 1080)
+          --facebook-url URL     Graph API base for Facebook login, e.g. http://127.0.0.1:1338/v19.0 (PHOTOWALL_FACEBOOK_URL;
+                                 without it authData.facebook is refused with 252)
+          --facebook-app-id IDS  accepted app ids, comma-separated, checked with GET /app (PHOTOWALL_FACEBOOK_APP_ID)
+          --facebook-app-secret S  app secret for appsecret_proof (PHOTOWALL_FACEBOOK_APP_SECRET)
+          --friend-sync-ttl S    refresh a user's friend list from Facebook after S seconds (PHOTOWALL_FRIEND_SYNC_TTL; default 3600)
           --upload-expiry SECONDS          an unfinished resumable upload expires after this idle time (PHOTOWALL_UPLOAD_EXPIRY; default 86400)
           --upload-reaper-interval SECONDS how often expired uploads are removed (PHOTOWALL_UPLOAD_REAPER_INTERVAL; default 60)
           --log-level LEVEL      trace|debug|info|notice|warning|error (PARSE_SERVER_LOG_LEVEL; default info)
@@ -39,7 +44,8 @@ enum ServeCommand {
         do {
             let o = try Options(args, known: ["port", "host", "data-dir", "app-id", "master-key", "rest-key", "client-key",
                                               "javascript-key", "public-url", "max-upload-size", "max-json-size",
-                                              "worker-threads", "log-level", "thumbnail-size", "display-size", "upload-expiry", "upload-reaper-interval"],
+                                              "worker-threads", "log-level", "thumbnail-size", "display-size", "upload-expiry", "upload-reaper-interval",
+                                              "facebook-url", "facebook-app-id", "facebook-app-secret", "friend-sync-ttl"],
                                 flags: ["help", "allow-client-class-creation", "stop-on-stdin-eof"])
             if o.flag("help") { Terminal.write(help, to: 1); return 0 }
             return try serve(o)
@@ -112,8 +118,24 @@ enum ServeCommand {
             sizes.display = n
         }
         let thumbnails = ThumbnailService(files: files, sizes: sizes, logger: logger)
-        let objects = ObjectService(database: database, config: config, beforeSave: ["WallImage": thumbnails.hook])
-        let users = try UserService(objects: objects)
+        let wall = WallRules(database: database)
+        let objects = ObjectService(database: database, config: config, beforeSave: [
+            "WallImage": chainHooks([wall.hook, thumbnails.hook]),
+            "WallImageComment": wall.hook,
+        ])
+        var providers: [String: any IdentityProvider] = [:]
+        if let graph = o.value("facebook-url", env: ["PHOTOWALL_FACEBOOK_URL"]) {
+            let appIds = o.value("facebook-app-id", env: ["PHOTOWALL_FACEBOOK_APP_ID"]).map { $0.split(separator: ",").map(String.init) } ?? []
+            providers["facebook"] = FacebookGraphProvider(baseURL: graph, appIds: appIds,
+                                                          appSecret: o.value("facebook-app-secret", env: ["PHOTOWALL_FACEBOOK_APP_SECRET"]))
+        }
+        var friendTTL: Int64 = 3600
+        if let t = o.value("friend-sync-ttl", env: ["PHOTOWALL_FRIEND_SYNC_TTL"]) {
+            guard let n = Int64(t), n >= 0 else { throw UsageError(description: "bad --friend-sync-ttl '\(t)' (seconds)") }
+            friendTTL = n
+        }
+        let users = try UserService(objects: objects, providers: providers, friendGraph: database, friendSyncTTLSeconds: friendTTL,
+                                    logger: logger)
         let expiry = o.value("upload-expiry", env: ["PHOTOWALL_UPLOAD_EXPIRY"]) ?? "86400"
         guard let expirySeconds = Int64(expiry), expirySeconds > 0 else { throw UsageError(description: "bad --upload-expiry '\(expiry)'") }
         let reaper = o.value("upload-reaper-interval", env: ["PHOTOWALL_UPLOAD_REAPER_INTERVAL"]) ?? "60"

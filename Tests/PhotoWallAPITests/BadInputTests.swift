@@ -33,7 +33,7 @@ import PhotoWallCore
         expectError(try await s.request("POST", "/classes/WallImage", json: ["bad-field": 1], key: k), 400, 105)
         expectError(try await s.request("POST", "/classes/WallImage", json: ["_secret": 1], key: k), 400, 105)
         expectError(try await s.request("POST", "/classes/WallImage", json: ["objectId": "abc"], key: k), 400, 105)
-        expectError(try await s.request("POST", "/classes/WallImage", json: ["userFBId": 12], key: k), 400, 111)
+        expectError(try await s.request("POST", "/classes/WallImage", json: ["width": "wide"], key: k), 400, 111)
         expectError(try await s.request("POST", "/classes/WallImage", json: ["when": ["__type": "Date", "iso": "yesterday"]], key: k), 400, 111)
         expectError(try await s.request("POST", "/classes/WallImage", json: ["x": ["__op": "Frob"]], key: k), 400, 108)
         expectError(try await s.request("POST", "/classes/WallImage", json: ["ACL": ["*": ["read": "yes"]]], key: k), 400, 123)

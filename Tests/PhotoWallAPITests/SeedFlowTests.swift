@@ -12,7 +12,7 @@ import PhotoWallCore
         let files = try FileManager.default.contentsOfDirectory(atPath: photos.path).filter { $0.hasSuffix(".jpg") }.sorted()
         let photo = try Data(contentsOf: photos.appendingPathComponent(try #require(files.first)))
         let (uid, token) = try await s.signUp()
-        let fbId = "fb\(Int.random(in: 100_000...999_999))"
+        let fbId = uid  // no Facebook account linked: the wall id is the user's objectId
         let me: JSON = ["__type": "Pointer", "className": "_User", "objectId": .string(uid)]
 
         // 1. POST the photo to /files/img (the tutorial's PFFile name).
@@ -59,11 +59,11 @@ import PhotoWallCore
 
     @Test func mixedBatch() async throws {
         let (_, token) = try await s.signUp()
-        let c = try await s.request("POST", "/classes/WallImage", json: ["userFBId": "batch"], key: .session(token))
+        let c = try await s.request("POST", "/classes/WallImage", json: ["caption": "batch"], key: .session(token))
         let id = try #require(c.json["objectId"]?.stringValue)
         let b = try await s.request("POST", "/batch", json: ["requests": [
-            ["method": "POST", "path": "/parse/classes/WallImage", "body": ["userFBId": "b1"]],
-            ["method": "PUT", "path": .string("/parse/classes/WallImage/\(id)"), "body": ["userFBId": "b2"]],
+            ["method": "POST", "path": "/parse/classes/WallImage", "body": ["caption": "b1"]],
+            ["method": "PUT", "path": .string("/parse/classes/WallImage/\(id)"), "body": ["caption": "b2"]],
             ["method": "GET", "path": .string("/parse/classes/WallImage/\(id)")],
             ["method": "DELETE", "path": "/parse/classes/WallImage/doesNotExist"],
             ["method": "POST", "path": "/elsewhere/classes/WallImage", "body": [:]],
@@ -73,7 +73,7 @@ import PhotoWallCore
         #expect(r.count == 5)
         #expect(r[0]["success"]?["objectId"]?.stringValue?.count == 10)
         #expect(r[1]["success"]?["updatedAt"] != nil)
-        #expect(r[2]["success"]?["userFBId"] == "b2")
+        #expect(r[2]["success"]?["caption"] == "b2")
         #expect(r[3] == ["error": ["code": 101, "error": "Object not found."]])
         #expect(r[4]["error"]?["code"] == 107)
     }

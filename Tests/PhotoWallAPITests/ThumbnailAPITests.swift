@@ -33,7 +33,7 @@ import PhotoWallCore
         let photo = try corpusFile("exif-orientation/canon_sx60_orientation6_2048x1536.jpg")
         let up = try await s.request("POST", "/files/canon.jpg", body: photo, key: .session(token), headers: ["Content-Type": "image/jpeg"])
         let name = try #require(up.json["name"]?.stringValue)
-        let c = try await s.request("POST", "/classes/WallImage", json: ["image": ["__type": "File", "name": .string(name)], "userFBId": "t1"],
+        let c = try await s.request("POST", "/classes/WallImage", json: ["image": ["__type": "File", "name": .string(name)]],
                                     key: .session(token))
         #expect(c.status == 201, "\(c.text)")
         #expect(c.json["width"] == 1536)
@@ -63,13 +63,13 @@ import PhotoWallCore
         let up = try await s.request("POST", "/files/photo.jpg", body: try corpusFile(path), key: .session(token), headers: ["Content-Type": "image/jpeg"])
         let name = try #require(up.json["name"]?.stringValue)
         let fb = "refused-\(UUID().uuidString.prefix(8))"
-        let c = try await s.request("POST", "/classes/WallImage", json: ["image": ["__type": "File", "name": .string(name)], "userFBId": .string(fb)],
+        let c = try await s.request("POST", "/classes/WallImage", json: ["image": ["__type": "File", "name": .string(name)], "caption": .string(fb)],
                                     key: .session(token))
         #expect(c.status == 400)
         #expect(c.json["code"] == 111, "\(c.text)")
         let message = c.json["error"]?.stringValue ?? ""
         #expect(message.hasPrefix(path.hasPrefix("wrong") ? "Unsupported image type" : "Image is corrupt"), "\(message)")
-        let q = try await s.request("GET", "/classes/WallImage?count=1&limit=0&where=" + enc(["userFBId": .string(fb)]), key: .master(nil))
+        let q = try await s.request("GET", "/classes/WallImage?count=1&limit=0&where=" + enc(["caption": .string(fb)]), key: .master(nil))
         #expect(q.json["count"] == 0)
         #expect(try allStoredFiles(s.dataDir).filter { $0.contains("_photo_") }.isEmpty, "no thumbnail file was left behind")
     }
@@ -101,7 +101,7 @@ import PhotoWallCore
     @Test func missingImageFileIsRefused() async throws {
         let (_, token) = try await s.signUp()
         let c = try await s.request("POST", "/classes/WallImage", json: [
-            "image": ["__type": "File", "name": "00000000000000000000000000000000_nope.jpg"], "userFBId": "x",
+            "image": ["__type": "File", "name": "00000000000000000000000000000000_nope.jpg"],
         ], key: .session(token))
         #expect(c.status == 400)
         #expect(c.json["code"] == 130)

@@ -63,7 +63,7 @@ def test_seed_flow_with_qs_parse_rest(server):
         f.save()
         assert f.name.endswith("_photo.jpg") and len(f.name) == 32 + 1 + len("photo.jpg")
 
-        fb_id = "py" + uuid.uuid4().hex[:6]
+        fb_id = me.objectId  # no Facebook account linked: the server records the objectId as userFBId
         img = WallImage(image=f, user=me, userFBId=fb_id, likes=0)
         img.save()
         assert len(img.objectId) == 10

@@ -71,10 +71,14 @@ func curlXferInfoCallback(_ context: UnsafeMutableRawPointer?, _ downloadTotal: 
 }
 
 extension String {
+    /// Without leading and trailing spaces, tabs, CR and LF (works on bytes: "\r\n" is one
+    /// `Character` in Swift, so character comparisons would miss it).
     func trimmingLineSpace() -> String {
-        var s = Substring(self)
-        while let f = s.first, f == " " || f == "\t" || f == "\r" || f == "\n" { s = s.dropFirst() }
-        while let l = s.last, l == " " || l == "\t" || l == "\r" || l == "\n" { s = s.dropLast() }
-        return String(s)
+        let u = Array(utf8)
+        func space(_ b: UInt8) -> Bool { b == 32 || b == 9 || b == 13 || b == 10 }
+        var start = 0, end = u.count
+        while start < end, space(u[start]) { start += 1 }
+        while end > start, space(u[end - 1]) { end -= 1 }
+        return String(decoding: u[start..<end], as: UTF8.self)
     }
 }

@@ -152,9 +152,10 @@ final class EasyHandle {
         }
         let code: ClientError.Code
         switch rc {
-        case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY, CURLE_URL_MALFORMAT,
-             CURLE_UNSUPPORTED_PROTOCOL:
+        case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             code = .unreachable
+        case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL:
+            code = .badURL
         case CURLE_OPERATION_TIMEDOUT:
             // A timeout before the connection was made means the server is unreachable.
             var connectTime: curl_off_t = 0

@@ -91,7 +91,7 @@ public struct TusClient: Sendable {
     /// - Note: Blocks the calling thread; use the `async` overload from Swift concurrency.
     public func upload(file path: String, fileName: String? = nil, contentType: String? = nil, resumeURL: String? = nil,
                        cancellation: CancellationToken? = nil, onEvent: ((UploadEvent) -> Void)? = nil,
-                       progress: @escaping (_ sentBytes: Int64, _ totalBytes: Int64) -> Void = { _, _ in }) throws(ClientError) -> UploadResult {
+                       progress: @escaping (_ sentBytes: Int64, _ totalBytes: Int64) -> Void) throws(ClientError) -> UploadResult {
         let file = try SourceFile(path: path)
         let name = fileName ?? String(path.split(separator: "/").last ?? "file")
         let run = try UploadRun(client: self, file: file, fileName: name, contentType: contentType,
@@ -102,7 +102,7 @@ public struct TusClient: Sendable {
     /// `upload(file:…)` for a `file://` URL's path.
     public func upload(fileURL: String, fileName: String? = nil, contentType: String? = nil, resumeURL: String? = nil,
                        cancellation: CancellationToken? = nil, onEvent: ((UploadEvent) -> Void)? = nil,
-                       progress: @escaping (_ sentBytes: Int64, _ totalBytes: Int64) -> Void = { _, _ in }) throws(ClientError) -> UploadResult {
+                       progress: @escaping (_ sentBytes: Int64, _ totalBytes: Int64) -> Void) throws(ClientError) -> UploadResult {
         var path = fileURL
         if path.hasPrefix("file://") { path = String(path.dropFirst(7)) }
         return try upload(file: path.removingPercentEncoding(), fileName: fileName, contentType: contentType, resumeURL: resumeURL,
@@ -113,7 +113,7 @@ public struct TusClient: Sendable {
     /// Cancelling the calling Task cancels the upload (`.cancelled`), leaving it resumable.
     public func upload(file path: String, fileName: String? = nil, contentType: String? = nil, resumeURL: String? = nil,
                        onEvent: (@Sendable (UploadEvent) -> Void)? = nil,
-                       progress: @escaping @Sendable (_ sentBytes: Int64, _ totalBytes: Int64) -> Void = { _, _ in }) async throws(ClientError) -> UploadResult {
+                       progress: @escaping @Sendable (_ sentBytes: Int64, _ totalBytes: Int64) -> Void) async throws(ClientError) -> UploadResult {
         let token = CancellationToken()
         let client = self
         let result: Result<UploadResult, ClientError> = await withTaskCancellationHandler {

@@ -49,6 +49,11 @@ public struct TusServerInfo: Sendable, Hashable {
     public var maxSizeBytes: Int64?
     /// `Tus-Checksum-Algorithm`, e.g. `["sha1", "sha256"]`.
     public var checksumAlgorithms: [String]
+
+    public init(versions: [String], extensions: [String], maxSizeBytes: Int64?, checksumAlgorithms: [String]) {
+        self.versions = versions; self.extensions = extensions; self.maxSizeBytes = maxSizeBytes
+        self.checksumAlgorithms = checksumAlgorithms
+    }
 }
 
 /// An upload as `HEAD <upload URL>` reports it.
@@ -63,6 +68,10 @@ public struct UploadStatus: Sendable, Hashable {
     public var fileURL: String?
 
     public var isComplete: Bool { fileName != nil }
+
+    public init(offset: Int64, length: Int64?, fileName: String? = nil, fileURL: String? = nil) {
+        self.offset = offset; self.length = length; self.fileName = fileName; self.fileURL = fileURL
+    }
 }
 
 /// A finished upload: an ordinary Parse file now.

@@ -10,13 +10,25 @@ import PhotoWallStorage
 /// - Source: parse-rest-api.md §2 (rows 11–19), §6.
 public final class UserService: Sendable {
     public let objects: ObjectService
+    /// Identity providers by `authData` key (`facebook`).
+    public let providers: [String: any IdentityProvider]
+    /// Where friend lists from providers are kept; nil disables friend sync.
+    public let friendGraph: (any FriendGraphStore)?
+    /// A friend list older than this (seconds) is refreshed from the provider when next needed.
+    public let friendSyncTTLSeconds: Int64
+    let logger: Logger
     var database: any DatabaseAdapter { objects.database }
     var config: ServerConfig { objects.config }
 
-    public init(objects: ObjectService) throws(ParseError) {
+    public init(objects: ObjectService, providers: [String: any IdentityProvider] = [:], friendGraph: (any FriendGraphStore)? = nil,
+                friendSyncTTLSeconds: Int64 = 3600, logger: Logger = Logger(label: "users")) throws(ParseError) {
         self.objects = objects
-        try database.ensureClass("_User", fields: ["username": .string, "email": .string, "authData": .object],
-                                 indexedFields: [], uniqueFields: ["username", "email", "authData.facebook.id"])
+        self.providers = providers
+        self.friendGraph = friendGraph
+        self.friendSyncTTLSeconds = friendSyncTTLSeconds
+        self.logger = logger
+        try database.ensureClass("_User", fields: ["username": .string, "email": .string, "authData": .object, "fbId": .string, "name": .string],
+                                 indexedFields: ["fbId"], uniqueFields: ["username", "email", "authData.facebook.id"])
         try database.ensureClass("_Session", fields: ["sessionToken": .string, "user": .pointer("_User"), "expiresAt": .date,
                                                       "createdWith": .object, "installationId": .string],
                                  indexedFields: ["user.objectId"], uniqueFields: ["sessionToken"])
@@ -84,12 +96,10 @@ public final class UserService: Sendable {
     /// - Returns: `{objectId, createdAt, sessionToken}`.
     /// - Throws: 200 missing username, 201 missing password, 202 username taken, 203 email taken,
     ///   252 for `authData` of a provider this server does not support, 105/111 for bad fields.
-    public func signUp(body: [String: JSON], auth: AuthContext) throws(ParseError) -> (objectId: String, response: [String: JSON]) {
+    public func signUp(body: [String: JSON], auth: AuthContext) throws(ParseError) -> (objectId: String, response: [String: JSON], created: Bool) {
         var body = body
         if let authData = body["authData"] {
-            // No identity provider is configured on this server yet, so every authData is unsupported.
-            _ = authData
-            throw ParseError(.unsupportedService, "This authentication method is unsupported.")
+            return try logIn(authData: authData, auth: auth)
         }
         guard let username = body["username"]?.stringValue, !username.isEmpty else {
             throw ParseError(.usernameMissing, "bad or missing username")
@@ -120,7 +130,124 @@ public final class UserService: Sendable {
             }
         }
         let token = try createSession(userId: created.objectId, action: "signup", authProvider: "password", installationId: auth.installationId)
-        return (created.objectId, ["objectId": .string(created.objectId), "createdAt": .string(created.createdAt.iso), "sessionToken": .string(token)])
+        return (created.objectId, ["objectId": .string(created.objectId), "createdAt": .string(created.createdAt.iso), "sessionToken": .string(token)], true)
+    }
+
+    // MARK: authData (Facebook)
+
+    /// The single provider entry of an `authData` body, validated with its provider.
+    /// - Throws: 252 for a provider without `id`, `null`, or not configured; what the provider throws.
+    func validateAuthData(_ authData: JSON) throws(ParseError) -> (provider: any IdentityProvider, data: [String: JSON], profile: ProviderProfile) {
+        let unsupported = ParseError(.unsupportedService, "This authentication method is unsupported.")
+        guard let entries = authData.objectValue, entries.count == 1, let (key, value) = entries.first,
+              let data = value.objectValue, data["id"]?.stringValue?.isEmpty == false,
+              let provider = providers[key] else { throw unsupported }
+        return (provider, data, try provider.validate(data))
+    }
+
+    /// `POST /users` with `authData`: signs up (201, a random 25-character username) or logs in (200,
+    /// the full user), after the provider confirmed the token. The user's `fbId` and `name` come from
+    /// the provider, never from the client; friends are synced.
+    /// - Throws: 208 when the id is linked to another user than the caller's session; 252; 101; 141.
+    /// - Source: parse-rest-api.md §6 ("Sign-up or login with authData").
+    func logIn(authData: JSON, auth: AuthContext) throws(ParseError) -> (objectId: String, response: [String: JSON], created: Bool) {
+        let (provider, data, profile) = try validateAuthData(authData)
+        let matches = try database.find(StoredQuery(className: "_User",
+                                                    predicate: .compare("authData.\(provider.name).id", .eq, .string(profile.id)),
+                                                    limit: 2, readers: nil))
+        if matches.count > 1 { throw ParseError(.accountAlreadyLinked, "this auth is already used") }
+        if let current = auth.user, let m = matches.first, m.objectId != current.objectId {
+            throw ParseError(.accountAlreadyLinked, "this auth is already used")
+        }
+        var stored = data
+        stored["id"] = .string(profile.id)
+        if let existing = matches.first {
+            let user = try database.update(className: "_User", objectId: existing.objectId, writers: nil) { (o: inout StoredObject) throws(ParseError) in
+                var all = o.fields["authData"]?.objectValue ?? [:]
+                all[provider.name] = .object(stored)
+                o.fields["authData"] = .object(all)
+                o.fields["fbId"] = .string(profile.id)
+                if let name = profile.name { o.fields["name"] = .string(name) }
+                o.updatedAt = ParseDate.now()
+            }
+            let token = try createSession(userId: user.objectId, action: "login", authProvider: provider.name, installationId: auth.installationId)
+            syncFriends(provider: provider, data: data, fbId: profile.id)
+            var w = objects.wireObject(user, auth: AuthContext(user: user, sessionToken: token))
+            w["sessionToken"] = .string(token)
+            return (user.objectId, w, false)
+        }
+        var fields: [String: JSON] = ["authData": .object([provider.name: .object(stored)]), "fbId": .string(profile.id),
+                                      "username": .string(ParseIdentifier.alphanumeric(25))]
+        if let name = profile.name { fields["name"] = .string(name) }
+        let now = ParseDate.now()
+        let id = ParseIdentifier.alphanumeric(10)
+        do {
+            try database.insert(StoredObject(className: "_User", objectId: id, createdAt: now, updatedAt: now, fields: fields,
+                                             acl: ACL(entries: ["*": .init(read: true, write: false), id: .init(read: true, write: true)])))
+        } catch {
+            // Two first logins racing: the unique index on authData.<provider>.id lets one win.
+            if error.code == .duplicateValue { throw ParseError(.accountAlreadyLinked, "this auth is already used") }
+            throw error
+        }
+        let token = try createSession(userId: id, action: "login", authProvider: provider.name, installationId: auth.installationId)
+        syncFriends(provider: provider, data: data, fbId: profile.id)
+        return (id, ["objectId": .string(id), "createdAt": .string(now.iso), "username": fields["username"]!, "sessionToken": .string(token)], true)
+    }
+
+    /// Links or unlinks a provider on `PUT /users/:id` (`{"authData":{"facebook":{…}}}` or `…:null`).
+    func changeAuthData(userId: String, authData: JSON) throws(ParseError) -> [String: JSON?] {
+        guard let entries = authData.objectValue, entries.count == 1, let (key, value) = entries.first else {
+            throw ParseError(.unsupportedService, "This authentication method is unsupported.")
+        }
+        if value.isNull {
+            guard providers[key] != nil else { throw ParseError(.unsupportedService, "This authentication method is unsupported.") }
+            guard let user = try objects.fetchStored(className: "_User", objectId: userId) else { throw ParseError.objectNotFound() }
+            var all = user.fields["authData"]?.objectValue ?? [:]
+            all[key] = nil
+            // `Optional<JSON>.none` removes a field (a bare `nil` would become JSON null).
+            let remaining: JSON? = all.isEmpty ? Optional<JSON>.none : .object(all)
+            let fbId: JSON? = key == "facebook" ? Optional<JSON>.none : user.fields["fbId"]
+            return ["authData": remaining, "fbId": fbId]
+        }
+        let (provider, data, profile) = try validateAuthData(authData)
+        let others = try database.find(StoredQuery(className: "_User", predicate: .compare("authData.\(provider.name).id", .eq, .string(profile.id)),
+                                                   limit: 2, readers: nil))
+        if others.contains(where: { $0.objectId != userId }) { throw ParseError(.accountAlreadyLinked, "this auth is already used") }
+        guard let user = try objects.fetchStored(className: "_User", objectId: userId) else { throw ParseError.objectNotFound() }
+        var all = user.fields["authData"]?.objectValue ?? [:]
+        var stored = data
+        stored["id"] = .string(profile.id)
+        all[provider.name] = .object(stored)
+        syncFriends(provider: provider, data: data, fbId: profile.id)
+        var changes: [String: JSON?] = ["authData": .object(all), "fbId": .string(profile.id)]
+        if let name = profile.name { changes["name"] = .string(name) }
+        return changes
+    }
+
+    // MARK: friends
+
+    /// Replaces the user's friend list with the provider's (every page). A provider failure is
+    /// logged and leaves the old list: login does not fail because the friend list could not be read.
+    func syncFriends(provider: any IdentityProvider, data: [String: JSON], fbId: String) {
+        guard let friendGraph else { return }
+        do {
+            let ids = try provider.friendIDs(data)
+            try friendGraph.replaceFriends(of: fbId, with: ids, syncedAt: ParseDate.now())
+        } catch {
+            logger.warning("friend sync failed", ["provider": provider.name, "cause": error.message])
+        }
+    }
+
+    /// Refreshes the user's friends when the last sync is older than the TTL (or never happened).
+    /// - Returns: the user's friends' provider ids.
+    public func friends(of user: StoredObject) throws(ParseError) -> [String] {
+        guard let friendGraph, let fbId = user.fields["fbId"]?.stringValue else { return [] }
+        let synced = try friendGraph.friendsSyncedAt(fbId)
+        let stale = synced.map { ParseDate.now().millisecondsSince1970 - $0.millisecondsSince1970 > friendSyncTTLSeconds * 1000 } ?? true
+        if stale, let data = user.fields["authData"]?["facebook"]?.objectValue, let provider = providers["facebook"] {
+            syncFriends(provider: provider, data: data, fbId: fbId)
+        }
+        return try friendGraph.friends(of: fbId)
     }
 
     /// `GET|POST /login`. - Returns: the full user plus `sessionToken`.
@@ -166,7 +293,12 @@ public final class UserService: Sendable {
             do { hidden["_hashed_password"] = .string(try PasswordHasher.hash(pw)) } catch { throw ParseError.internalError(error) }
             body["password"] = nil
         }
-        if body["authData"] != nil { throw ParseError(.unsupportedService, "This authentication method is unsupported.") }
+        if let authData = body["authData"] {
+            for (k, v) in try changeAuthData(userId: userId, authData: authData) { hidden[k] = v }
+            body["authData"] = nil
+        }
+        body["fbId"] = nil  // comes from the provider only
+
         if let u = body["username"] {
             guard let s = u.stringValue, !s.isEmpty else { throw ParseError(.usernameMissing, "bad or missing username") }
         }

@@ -9,7 +9,7 @@ import Synchronization
 /// milliseconds since 1970, and `rperm`/`wperm` are JSON arrays of ACL entries (NULL = public)
 /// used to filter rows. Hot fields get expression indexes (`json_extract(doc,'$.userFBId')`).
 /// `_SCHEMA` keeps each class's field types; `_FILES` keeps file metadata.
-public final class SQLiteAdapter: DatabaseAdapter {
+public final class SQLiteAdapter: DatabaseAdapter, FriendGraphStore {
     let db: SQLiteDatabase
     let schemas = ReadMostly<[String: ClassSchema]>([:])
     let logger: Logger
@@ -37,6 +37,11 @@ public final class SQLiteAdapter: DatabaseAdapter {
             offset INTEGER NOT NULL, fileName TEXT NOT NULL, contentType TEXT NOT NULL, metadata TEXT NOT NULL,
             createdAt INTEGER NOT NULL, expiresAt INTEGER NOT NULL, completedName TEXT);
         CREATE INDEX IF NOT EXISTS i_UPLOADS_expiresAt ON _UPLOADS(expiresAt) WHERE completedName IS NULL;
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS _FRIENDS (userFBId TEXT NOT NULL, friendFBId TEXT NOT NULL,
+            PRIMARY KEY (userFBId, friendFBId)) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS _FRIEND_SYNC (userFBId TEXT PRIMARY KEY, syncedAt INTEGER NOT NULL);
         """,
     ]
 
@@ -343,6 +348,46 @@ public final class SQLiteAdapter: DatabaseAdapter {
             try db.read { conn in
                 try conn.query("SELECT \(Self.uploadColumns) FROM _UPLOADS WHERE completedName IS NULL AND expiresAt < ? ORDER BY expiresAt LIMIT ?",
                                [.integer(date.millisecondsSince1970), .integer(Int64(limit))]).map(Self.decodeUpload)
+            }
+        }
+    }
+
+    // MARK: friends
+
+    public func replaceFriends(of userFBId: String, with friendFBIds: [String], syncedAt: ParseDate) throws(ParseError) {
+        try guarded {
+            try writeTransaction { conn in
+                try conn.run("DELETE FROM _FRIENDS WHERE userFBId = ?", [.text(userFBId)])
+                for f in Set(friendFBIds) where f != userFBId {
+                    try conn.run("INSERT INTO _FRIENDS(userFBId, friendFBId) VALUES (?, ?)", [.text(userFBId), .text(f)])
+                }
+                try conn.run("INSERT INTO _FRIEND_SYNC(userFBId, syncedAt) VALUES (?, ?) ON CONFLICT(userFBId) DO UPDATE SET syncedAt = excluded.syncedAt",
+                             [.text(userFBId), .integer(syncedAt.millisecondsSince1970)])
+            }
+        }
+    }
+
+    public func friends(of userFBId: String) throws(ParseError) -> [String] {
+        try guarded {
+            try db.read { conn in
+                try conn.query("SELECT friendFBId FROM _FRIENDS WHERE userFBId = ?", [.text(userFBId)]).compactMap { $0[0].text }
+            }
+        }
+    }
+
+    public func friendsSyncedAt(_ userFBId: String) throws(ParseError) -> ParseDate? {
+        try guarded {
+            try db.read { conn in
+                try conn.query("SELECT syncedAt FROM _FRIEND_SYNC WHERE userFBId = ?", [.text(userFBId)]).first?.first?.integer
+                    .map { ParseDate(millisecondsSince1970: $0) }
+            }
+        }
+    }
+
+    public func isFriend(_ friendFBId: String, of userFBId: String) throws(ParseError) -> Bool {
+        try guarded {
+            try db.read { conn in
+                !(try conn.query("SELECT 1 FROM _FRIENDS WHERE userFBId = ? AND friendFBId = ?", [.text(userFBId), .text(friendFBId)]).isEmpty)
             }
         }
     }

@@ -1,0 +1,89 @@
+import PhotoWallCore
+import PhotoWallStorage
+
+/// File metadata (`"_FILES"`) and resumable-upload state (`"_UPLOADS"`), as in `SQLiteAdapter`.
+extension PostgresAdapter {
+    public func insertFile(_ r: FileRecord) throws(ParseError) {
+        try guarded {
+            try pool.withConnection { conn in
+                try conn.query("INSERT INTO \"_FILES\"(name, \"contentType\", \"byteCount\", sha256, \"createdAt\") VALUES ($1::text, $2::text, $3::bigint, $4::text, $5::bigint)",
+                               [r.name, r.contentType, String(r.byteCount), r.sha256, String(r.createdAt.millisecondsSince1970)])
+            }
+        }
+    }
+
+    public func file(named name: String) throws(ParseError) -> FileRecord? {
+        try guarded {
+            try pool.withConnection { conn in
+                try conn.query("SELECT name, \"contentType\", \"byteCount\", sha256, \"createdAt\" FROM \"_FILES\" WHERE name = $1::text", [name]).first.map {
+                    FileRecord(name: $0[0] ?? "", contentType: $0[1] ?? "application/octet-stream", byteCount: Int64($0[2] ?? "0") ?? 0,
+                               sha256: $0[3] ?? "", createdAt: ParseDate(millisecondsSince1970: Int64($0[4] ?? "0") ?? 0))
+                }
+            }
+        }
+    }
+
+    public func deleteFile(named name: String) throws(ParseError) -> Bool {
+        try guarded {
+            try pool.withConnection { conn in try conn.query("DELETE FROM \"_FILES\" WHERE name = $1::text", [name]).affected }
+        } > 0
+    }
+
+    // MARK: uploads
+
+    static let uploadColumns = "id, owner, length, \"offset\", \"fileName\", \"contentType\", metadata, \"createdAt\", \"expiresAt\", \"completedName\""
+
+    static func decodeUpload(_ r: [String?]) -> UploadRecord {
+        var metadata: [String: String] = [:]
+        if let text = r[6], let json = try? JSON.parse(text) {
+            for (k, v) in json.objectValue ?? [:] { metadata[k] = v.stringValue }
+        }
+        return UploadRecord(id: r[0] ?? "", owner: r[1] ?? "", length: r[2].flatMap { Int64($0) }, offset: Int64(r[3] ?? "0") ?? 0,
+                            fileName: r[4] ?? "", contentType: r[5] ?? "", metadata: metadata,
+                            createdAt: ParseDate(millisecondsSince1970: Int64(r[7] ?? "0") ?? 0),
+                            expiresAt: ParseDate(millisecondsSince1970: Int64(r[8] ?? "0") ?? 0), completedName: r[9])
+    }
+
+    public func insertUpload(_ u: UploadRecord) throws(ParseError) {
+        let metadata = JSON.object(u.metadata.mapValues { .string($0) }).text
+        try guarded {
+            try pool.withConnection { conn in
+                try conn.query("""
+                    INSERT INTO "_UPLOADS"(\(Self.uploadColumns)) VALUES ($1::text, $2::text, $3::bigint, $4::bigint, $5::text,
+                        $6::text, $7::jsonb, $8::bigint, $9::bigint, $10::text)
+                    """, [u.id, u.owner, u.length.map { String($0) }, String(u.offset), u.fileName, u.contentType, metadata,
+                          String(u.createdAt.millisecondsSince1970), String(u.expiresAt.millisecondsSince1970), u.completedName])
+            }
+        }
+    }
+
+    public func upload(id: String) throws(ParseError) -> UploadRecord? {
+        try guarded {
+            try pool.withConnection { conn in
+                try conn.query("SELECT \(Self.uploadColumns) FROM \"_UPLOADS\" WHERE id = $1::text", [id]).first.map(Self.decodeUpload)
+            }
+        }
+    }
+
+    public func updateUpload(_ u: UploadRecord) throws(ParseError) {
+        try guarded {
+            try pool.withConnection { conn in
+                try conn.query("UPDATE \"_UPLOADS\" SET length = $1::bigint, \"offset\" = $2::bigint, \"expiresAt\" = $3::bigint, \"completedName\" = $4::text WHERE id = $5::text",
+                               [u.length.map { String($0) }, String(u.offset), String(u.expiresAt.millisecondsSince1970), u.completedName, u.id])
+            }
+        }
+    }
+
+    public func deleteUpload(id: String) throws(ParseError) {
+        _ = try guarded { try pool.withConnection { conn in try conn.query("DELETE FROM \"_UPLOADS\" WHERE id = $1::text", [id]) } }
+    }
+
+    public func expiredUploads(before date: ParseDate, limit: Int) throws(ParseError) -> [UploadRecord] {
+        try guarded {
+            try pool.withConnection { conn in
+                try conn.query("SELECT \(Self.uploadColumns) FROM \"_UPLOADS\" WHERE \"completedName\" IS NULL AND \"expiresAt\" < $1::bigint ORDER BY \"expiresAt\" LIMIT $2::bigint",
+                               [String(date.millisecondsSince1970), String(limit)]).rows.map(Self.decodeUpload)
+            }
+        }
+    }
+}

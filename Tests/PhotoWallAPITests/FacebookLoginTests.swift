@@ -1,0 +1,147 @@
+import Foundation
+import Testing
+import PhotoWallCore
+
+/// Facebook login through the real mock Graph provider, as parse-server validates it
+/// (`/app` app-id check, `/me` id check, `appsecret_proof`), and the friend sync at login.
+@Suite(.serialized) struct FacebookLoginTests {
+    static let env: (ParseTestServer, MockFacebookProcess) = {
+        do {
+            let fb = try MockFacebookProcess()
+            let s = try ParseTestServer(extraArgs: ["--facebook-url", fb.graphURL, "--facebook-app-id", fb.appId,
+                                                    "--facebook-app-secret", fb.appSecret])
+            return (s, fb)
+        } catch { fatalError("\(error)") }
+    }()
+    var s: ParseTestServer { Self.env.0 }
+    var fb: MockFacebookProcess { Self.env.1 }
+
+    func authData(_ id: String, _ token: String) -> JSON {
+        ["authData": ["facebook": ["id": .string(id), "access_token": .string(token), "expiration_date": "2027-01-01T00:00:00.000Z"]]]
+    }
+
+    @Test func signUpThenLogInWithAuthData() async throws {
+        let users = MockFacebookProcess.appUsers(minFriends: 3)
+        let id = users[0]
+        let token = try await fb.token(for: id)
+        let first = try await s.request("POST", "/users", json: authData(id, token))
+        #expect(first.status == 201, "\(first.text)")
+        let objectId = try #require(first.json["objectId"]?.stringValue)
+        #expect(first.json["username"]?.stringValue?.count == 25)
+        #expect(first.json["sessionToken"]?.stringValue?.hasPrefix("r:") == true)
+        #expect(first.header("Location") == "\(s.baseURL)/users/\(objectId)")
+
+        let again = try await s.request("POST", "/users", json: authData(id, try await fb.token(for: id)))
+        #expect(again.status == 200)
+        #expect(again.json["objectId"]?.stringValue == objectId)
+        #expect(again.json["fbId"]?.stringValue == id, "fbId comes from the provider")
+        #expect(again.json["name"] == MockFacebookProcess.fixture[id]?["name"])
+        let session = try #require(again.json["sessionToken"]?.stringValue)
+        let me = try await s.request("GET", "/users/me", key: .session(session))
+        #expect(me.json["authData"]?["facebook"]?["id"]?.stringValue == id)
+        let sess = try await s.request("GET", "/sessions/me", key: .session(session))
+        #expect(sess.json["createdWith"] == ["action": "login", "authProvider": "facebook"])
+
+        // The friend list was synced at login: exactly the fixture friends who use the app.
+        let expected = Set((MockFacebookProcess.fixture[id]?["friends"]?.arrayValue ?? []).compactMap { $0.stringValue }
+            .filter { MockFacebookProcess.fixture[$0]?["app_user"] != false })
+        #expect(Set(try friendsInDatabase(of: id)) == expected)
+    }
+
+    @Test func rejectedTokens() async throws {
+        let users = MockFacebookProcess.appUsers()
+        let (a, b) = (users[1], users[2])
+        let tokenA = try await fb.token(for: a)
+        // A's token presented as B: the provider's /me says A.
+        let forged = try await s.request("POST", "/users", json: authData(b, tokenA))
+        #expect(forged.status == 404)
+        #expect(forged.json == ["code": 101, "error": "Facebook auth is invalid for this user."])
+        // Expired and revoked tokens.
+        let expiring = try await fb.token(for: a)
+        try await fb.post("/__control/tokens/\(expiring)/expire")
+        #expect(try await s.request("POST", "/users", json: authData(a, expiring)).json["code"] == 101)
+        let revoked = try await fb.token(for: a)
+        try await fb.post("/__control/tokens/\(revoked)/revoke")
+        #expect(try await s.request("POST", "/users", json: authData(a, revoked)).json["code"] == 101)
+        #expect(try await s.request("POST", "/users", json: authData(a, "not-a-token")).json["code"] == 101)
+        // Unknown provider, missing id, null.
+        #expect(try await s.request("POST", "/users", json: ["authData": ["myspace": ["id": "1", "access_token": "x"]]]).json["code"] == 252)
+        #expect(try await s.request("POST", "/users", json: ["authData": ["facebook": ["access_token": "x"]]]).json["code"] == 252)
+        #expect(try await s.request("POST", "/users", json: ["authData": ["facebook": nil]]).json["code"] == 252)
+    }
+
+    @Test func linkAndUnlink() async throws {
+        let users = MockFacebookProcess.appUsers()
+        let id = users[3]
+        let (uid, session) = try await s.signUp()
+        let link = try await s.request("PUT", "/users/\(uid)", json: authData(id, try await fb.token(for: id)), key: .session(session))
+        #expect(link.status == 200, "\(link.text)")
+        let me = try await s.request("GET", "/users/me", key: .session(session))
+        #expect(me.json["fbId"]?.stringValue == id)
+        // Logging in with Facebook now finds the linked user.
+        let login = try await s.request("POST", "/users", json: authData(id, try await fb.token(for: id)))
+        #expect(login.status == 200)
+        #expect(login.json["objectId"]?.stringValue == uid)
+        // Another user can't link the same Facebook account.
+        let (otherId, otherSession) = try await s.signUp()
+        let steal = try await s.request("PUT", "/users/\(otherId)", json: authData(id, try await fb.token(for: id)), key: .session(otherSession))
+        #expect(steal.json == ["code": 208, "error": "this auth is already used"])
+        // Unlink.
+        let unlink = try await s.request("PUT", "/users/\(uid)", json: ["authData": ["facebook": nil]], key: .session(session))
+        #expect(unlink.status == 200)
+        let after = try await s.request("GET", "/users/me", key: .session(session))
+        #expect(after.json["fbId"] == nil)
+        #expect(after.json["authData"]?["facebook"] == nil)
+    }
+
+    @Test func serverSetsTheWallOwner() async throws {
+        let id = MockFacebookProcess.appUsers()[4]
+        let login = try await s.request("POST", "/users", json: authData(id, try await fb.token(for: id)))
+        let session = try #require(login.json["sessionToken"]?.stringValue)
+        let uid = try #require(login.json["objectId"]?.stringValue)
+        let made = try await s.request("POST", "/classes/WallImage", json: ["caption": "mine"], key: .session(session))
+        #expect(made.status == 201)
+        #expect(made.json["userFBId"]?.stringValue == id)
+        #expect(made.json["user"] == ["__type": "Pointer", "className": "_User", "objectId": .string(uid)])
+        let forgedFB = try await s.request("POST", "/classes/WallImage", json: ["userFBId": "100000000000001"], key: .session(session))
+        #expect(forgedFB.status == 400)
+        #expect(forgedFB.json["code"] == 119)
+        let forgedUser = try await s.request("POST", "/classes/WallImage", json: [
+            "user": ["__type": "Pointer", "className": "_User", "objectId": "someoneElse"],
+        ], key: .session(session))
+        #expect(forgedUser.json["code"] == 119)
+        let imageId = try #require(made.json["objectId"]?.stringValue)
+        let comment = try await s.request("POST", "/classes/WallImageComment", json: ["comment": "hi", "imageObjectId": .string(imageId)],
+                                          key: .session(session))
+        #expect(comment.status == 201)
+        #expect(comment.json["userFBId"]?.stringValue == id)
+        let orphan = try await s.request("POST", "/classes/WallImageComment", json: ["comment": "hi", "imageObjectId": "nope"], key: .session(session))
+        #expect(orphan.json["code"] == 101)
+        let anonymous = try await s.request("POST", "/classes/WallImage", json: ["caption": "x"], key: .app)
+        #expect(anonymous.json["code"] == 209)
+    }
+
+    @Test func providerDownIsAClearErrorNotAHang() async throws {
+        // A server whose Graph URL points at a closed port.
+        let dead = try ParseTestServer(extraArgs: ["--facebook-url", "http://127.0.0.1:1/v19.0"])
+        let started = Date()
+        let r = try await dead.request("POST", "/users", json: authData("100001367487298", "whatever"))
+        #expect(r.status == 400)
+        #expect(r.json["code"] == 141)
+        #expect(r.json["error"]?.stringValue?.hasPrefix("Facebook Graph is unreachable") == true, "\(r.text)")
+        #expect(Date().timeIntervalSince(started) < 15)
+    }
+
+    /// Reads `_FRIENDS` straight from the SQLite file.
+    func friendsInDatabase(of fbId: String) throws -> [String] {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        p.arguments = [s.dataDir.appendingPathComponent("photowall.sqlite").path, "SELECT friendFBId FROM _FRIENDS WHERE userFBId = '\(fbId)'"]
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+}

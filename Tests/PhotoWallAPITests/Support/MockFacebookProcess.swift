@@ -1,0 +1,82 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import PhotoWallCore
+
+/// A real `photowall mock-facebook` process on a random loopback port with the committed fixture.
+final class MockFacebookProcess: @unchecked Sendable {
+    // @unchecked Sendable: `process` and `stdin` are set once in init and only read afterwards.
+    let appId = "1234567890123456"
+    let appSecret = "test-app-secret"
+    private(set) var baseURL = ""
+    private let process = Process()
+    private let stdin = Pipe()
+
+    /// Users and friendships of `Samples/facebook/users.json`.
+    static let fixture: [String: JSON] = {
+        let url = TestPaths.packageRoot.appendingPathComponent("Samples/facebook/users.json")
+        let json = (try? JSON.parse([UInt8](Data(contentsOf: url)))) ?? .null
+        var out: [String: JSON] = [:]
+        for u in json["users"]?.arrayValue ?? [] { if let id = u["id"]?.stringValue { out[id] = u } }
+        return out
+    }()
+
+    init() throws {
+        process.executableURL = URL(fileURLWithPath: TestPaths.binary)
+        process.arguments = ["mock-facebook", "--port", "0", "--app-id", appId, "--app-secret", appSecret,
+                             "--stop-on-stdin-eof", "--log-level", "warning"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardInput = stdin
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var text = ""
+        let handle = out.fileHandleForReading
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+            if let r = text.range(of: #"listening on (http://127\.0\.0\.1:\d+)"#, options: .regularExpression) {
+                baseURL = String(text[r].dropFirst("listening on ".count))
+                DispatchQueue.global().async { while !handle.availableData.isEmpty {} }
+                return
+            }
+        }
+        throw TestServerError(description: "mock-facebook did not start: \(text)")
+    }
+
+    deinit {
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    /// The Graph base URL the server is pointed at.
+    var graphURL: String { baseURL + "/v19.0" }
+
+    /// Mints a token for a fixture user through the test-only control endpoint.
+    func token(for userId: String) async throws -> String {
+        let r = try await post("/__control/login", ["user_id": .string(userId)])
+        guard let t = r["access_token"]?.stringValue else { throw TestServerError(description: "no token: \(r.text)") }
+        return t
+    }
+
+    @discardableResult
+    func post(_ path: String, _ body: JSON = [:], method: String = "POST") async throws -> JSON {
+        var req = URLRequest(url: URL(string: baseURL + path)!)
+        req.httpMethod = method
+        req.httpBody = Data(body.serialized)
+        req.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        let (data, _) = try await ParseTestServer.session.data(for: req)
+        return (try? JSON.parse([UInt8](data))) ?? .null
+    }
+
+    /// Fixture users who use the app and have at least `minFriends` friends who do too.
+    static func appUsers(minFriends: Int = 0) -> [String] {
+        fixture.values.filter { u in
+            u["app_user"] != false &&
+                (u["friends"]?.arrayValue ?? []).filter { fixture[$0.stringValue ?? ""]?["app_user"] != false }.count >= minFriends
+        }.compactMap { $0["id"]?.stringValue }.sorted()
+    }
+}

@@ -1,0 +1,188 @@
+// Copied from Tests/PhotoWallAPITests/Support/ParseTestServer.swift (kept in step by hand), with two
+// additions for upload tests: `start(port:)` restarts on a fixed port (kill -9 and come back where
+// clients expect it), and `pid` for sampling.
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import PhotoWallCore
+
+/// Paths of the package and the shared corpus, found from this file's location.
+enum TestPaths {
+    /// The package root (three levels above `Tests/PhotoWallUploadTests/Support`).
+    static let packageRoot: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// `PHOTOWALL_CORPUS`, else `../shared/imagecorpus` beside the package; nil when absent.
+    static let corpus: URL? = {
+        let env = ProcessInfo.processInfo.environment["PHOTOWALL_CORPUS"].map { URL(fileURLWithPath: $0) }
+        let candidate = env ?? packageRoot.deletingLastPathComponent().appendingPathComponent("shared/imagecorpus")
+        return FileManager.default.fileExists(atPath: candidate.appendingPathComponent("MANIFEST.tsv").path) ? candidate : nil
+    }()
+
+    static var corpusMissingNote: String {
+        "SKIPPED: the shared image corpus (../shared/imagecorpus or PHOTOWALL_CORPUS) is not present"
+    }
+
+    /// The built `photowall` binary: `PHOTOWALL_BIN`, else `.build/debug/photowall`.
+    static let binary: String = ProcessInfo.processInfo.environment["PHOTOWALL_BIN"]
+        ?? packageRoot.appendingPathComponent(".build/debug/photowall").path
+}
+
+struct TestServerError: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// A real `photowall serve` process on 127.0.0.1 with a random port and a temporary data folder.
+///
+/// The server is started with `--stop-on-stdin-eof`, so it also stops if the test process dies.
+final class ParseTestServer: @unchecked Sendable {
+    // @unchecked Sendable: `process` and `stdinPipe` are replaced only by `start`/`kill`, which the
+    // owning test calls sequentially; the other properties are immutable.
+    let dataDir: URL
+    let appId = "testapp"
+    let masterKey = "test-master-key"
+    let extraArgs: [String]
+    private(set) var port = 0
+    private var process: Process?
+    private var stdinPipe: Pipe?
+    let stderrLog: URL
+
+    var baseURL: String { "http://127.0.0.1:\(port)/parse" }
+
+    init(extraArgs: [String] = [], dataDir: URL? = nil, port: Int = 0) throws {
+        self.dataDir = dataDir ?? FileManager.default.temporaryDirectory.appendingPathComponent("photowall-test-\(UUID().uuidString)")
+        self.extraArgs = extraArgs
+        try FileManager.default.createDirectory(at: self.dataDir, withIntermediateDirectories: true)
+        stderrLog = self.dataDir.appendingPathComponent("server.log")
+        try start(port: port)
+    }
+
+    deinit {
+        stop()
+        try? FileManager.default.removeItem(at: dataDir)
+    }
+
+    /// Starts (or restarts) the server on `port` (0: a fresh random one); waits for its "listening" line.
+    func start(port requestedPort: Int = 0) throws {
+        guard FileManager.default.isExecutableFile(atPath: TestPaths.binary) else {
+            throw TestServerError(description: "photowall binary not found at \(TestPaths.binary); run `swift build` first")
+        }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: TestPaths.binary)
+        p.arguments = ["serve", "--port", "\(requestedPort)", "--data-dir", dataDir.path, "--app-id", appId, "--master-key", masterKey,
+                       "--stop-on-stdin-eof", "--log-level", "warning"] + extraArgs
+        let out = Pipe(), input = Pipe()
+        p.standardOutput = out
+        p.standardInput = input
+        if !FileManager.default.fileExists(atPath: stderrLog.path) { FileManager.default.createFile(atPath: stderrLog.path, contents: nil) }
+        let log = try FileHandle(forWritingTo: stderrLog)
+        log.seekToEndOfFile()
+        p.standardError = log
+        try p.run()
+        process = p
+        stdinPipe = input
+        // Read stdout until the listening line.
+        var text = ""
+        let deadline = Date().addingTimeInterval(30)
+        let handle = out.fileHandleForReading
+        while Date() < deadline {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+            if let r = text.range(of: #"listening on http://127\.0\.0\.1:(\d+)/parse"#, options: .regularExpression) {
+                let portText = text[r].split(separator: ":").last!.split(separator: "/").first!
+                port = Int(portText)!
+                // Keep draining stdout so the server never blocks on a full pipe.
+                DispatchQueue.global().async { while !handle.availableData.isEmpty {} }
+                return
+            }
+        }
+        throw TestServerError(description: "server did not start: \(text)\n\(serverLog())")
+    }
+
+    /// Sends `signal` and waits for the process to exit.
+    func kill(_ signal: Int32 = SIGKILL) {
+        guard let p = process else { return }
+        Foundation.kill(p.processIdentifier, signal)
+        p.waitUntilExit()
+        process = nil
+        stdinPipe = nil
+    }
+
+    func stop() { kill(SIGTERM) }
+
+    var isRunning: Bool { process?.isRunning ?? false }
+
+    /// The server process id (0 when stopped).
+    var pid: Int32 { process?.processIdentifier ?? 0 }
+
+    func serverLog() -> String { (try? String(contentsOf: stderrLog, encoding: .utf8)) ?? "" }
+
+    // MARK: requests
+
+    struct Reply: Sendable {
+        var status: Int
+        var headers: [String: String]
+        var body: Data
+        var json: JSON { (try? JSON.parse([UInt8](body))) ?? .null }
+        var text: String { String(decoding: body, as: UTF8.self) }
+        func header(_ name: String) -> String? {
+            headers.first { $0.key.lowercased() == name.lowercased() }?.value
+        }
+    }
+
+    static let session: URLSession = {
+        let c = URLSessionConfiguration.ephemeral
+        c.requestCachePolicy = .reloadIgnoringLocalCacheData
+        c.urlCache = nil
+        c.timeoutIntervalForRequest = 60
+        return URLSession(configuration: c)
+    }()
+
+    enum Key { case none, app, master(String?), session(String) }
+
+    /// One HTTP request to the server. `path` is relative to `/parse` unless it starts with `http`.
+    func request(_ method: String, _ path: String, json: JSON? = nil, body: Data? = nil, key: Key = .app,
+                 headers: [String: String] = [:]) async throws -> Reply {
+        let url = URL(string: path.hasPrefix("http") ? path : baseURL + path)!
+        var r = URLRequest(url: url)
+        r.httpMethod = method
+        switch key {
+        case .none: break
+        case .app: r.setValue(appId, forHTTPHeaderField: "X-Parse-Application-Id")
+        case .master(let k):
+            r.setValue(appId, forHTTPHeaderField: "X-Parse-Application-Id")
+            r.setValue(k ?? masterKey, forHTTPHeaderField: "X-Parse-Master-Key")
+        case .session(let t):
+            r.setValue(appId, forHTTPHeaderField: "X-Parse-Application-Id")
+            r.setValue(t, forHTTPHeaderField: "X-Parse-Session-Token")
+        }
+        if let json {
+            r.httpBody = Data(json.serialized)
+            r.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        } else if let body {
+            r.httpBody = body
+        }
+        for (k, v) in headers { r.setValue(v, forHTTPHeaderField: k) }
+        let (data, response) = try await Self.session.data(for: r)
+        let http = response as! HTTPURLResponse
+        var h: [String: String] = [:]
+        for (k, v) in http.allHeaderFields { h["\(k)"] = "\(v)" }
+        return Reply(status: http.statusCode, headers: h, body: data)
+    }
+
+    /// Signs up a fresh user. - Returns: (objectId, sessionToken).
+    func signUp(_ username: String = "user_\(UUID().uuidString.prefix(8))", password: String = "secret-pw") async throws -> (String, String) {
+        let r = try await request("POST", "/users", json: ["username": .string(username), "password": .string(password)])
+        guard r.status == 201, let id = r.json["objectId"]?.stringValue, let token = r.json["sessionToken"]?.stringValue else {
+            throw TestServerError(description: "sign-up failed: \(r.status) \(r.text)")
+        }
+        return (id, token)
+    }
+}
+
+/// One server for the tests that don't restart it.
+let sharedServer: ParseTestServer = {
+    do { return try ParseTestServer() } catch { fatalError("\(error)") }
+}()

@@ -1,0 +1,203 @@
+import Foundation
+import PhotoWallTesting
+import Testing
+
+/// The tus 1.0.0 server at `/parse/uploads`, one test per status code it answers
+/// (tus 1.0.0 §Core, §Creation, §Checksum, §Termination, §Expiration).
+@Suite struct TusProtocolTests {
+    /// A fresh user's raw tus connection to the shared server.
+    func tus() async throws -> RawTus { try RawTus(sharedServer, token: try await sharedServer.signUp().1) }
+
+    @Test func optionsAdvertisesTheServer() async throws {
+        let t = try await tus()
+        let r = try t.client.request("OPTIONS", "/parse/uploads", headers: [("X-Parse-Application-Id", sharedServer.appId)])
+        #expect(r.status == 204)
+        #expect(r.header("Tus-Version") == "1.0.0")
+        #expect(r.header("Tus-Extension") == "creation,creation-with-upload,creation-defer-length,termination,checksum,expiration")
+        #expect(r.header("Tus-Max-Size") == "\(20 << 20)")
+        #expect(r.header("Tus-Checksum-Algorithm") == "sha1,sha256")
+    }
+
+    @Test func status201OnCreation() async throws {
+        let t = try await tus()
+        let (r, path) = try t.create(length: 1000)
+        #expect(r.status == 201)
+        #expect(r.header("Tus-Resumable") == "1.0.0")
+        #expect(r.header("Upload-Offset") == "0")
+        #expect(r.header("Location") == sharedServer.baseURL + path.dropFirst("/parse".count))
+        #expect(path.hasPrefix("/parse/uploads/") && path.count == "/parse/uploads/".count + 32)
+        #expect(r.header("Upload-Expires")?.hasSuffix(" GMT") == true)
+    }
+
+    @Test func status201WithUploadReportsTheOffset() async throws {
+        let t = try await tus()
+        let body = TestFiles.randomBytes(3000)
+        let (r, path) = try t.create(length: 5000, body: body)
+        #expect(r.status == 201)
+        #expect(r.header("Upload-Offset") == "3000")
+        #expect(try t.head(path).header("Upload-Offset") == "3000")
+    }
+
+    @Test func status204OnPatchAnd200OnHead() async throws {
+        let t = try await tus()
+        let bytes = TestFiles.randomBytes(300_000)
+        let (_, path) = try t.create(length: bytes.count, name: "two parts.bin")
+        let first = try t.patch(path, offset: 0, body: Array(bytes[0..<100_000]), checksum: RawTus.checksum(Array(bytes[0..<100_000])))
+        #expect(first.status == 204)
+        #expect(first.header("Upload-Offset") == "100000")
+        #expect(first.header("X-Parse-File-Name") == nil)
+
+        let head = try t.head(path)
+        #expect(head.status == 200)
+        #expect(head.header("Upload-Offset") == "100000")
+        #expect(head.header("Upload-Length") == "300000")
+        #expect(head.header("Cache-Control") == "no-store")
+        #expect(head.body.isEmpty)
+
+        let rest = Array(bytes[100_000...])
+        let last = try t.patch(path, offset: 100_000, body: rest, checksum: RawTus.checksum(rest, .sha1))
+        #expect(last.status == 204)
+        #expect(last.header("Upload-Offset") == "300000")
+        let name = try #require(last.header("X-Parse-File-Name"))
+        #expect(name.hasSuffix("_two parts.bin") && name.count == 33 + "two parts.bin".count)
+        #expect(last.header("X-Parse-File-URL") == "\(sharedServer.baseURL)/files/\(sharedServer.appId)/\(name.replacingOccurrences(of: " ", with: "%20"))")
+        // HEAD on a finished upload names the file too.
+        #expect(try t.head(path).header("X-Parse-File-Name") == name)
+        let file = try await sharedServer.request("GET", last.header("X-Parse-File-URL")!, key: .none)
+        #expect(file.status == 200)
+        #expect(TestFiles.sha256(file.body) == TestFiles.sha256(bytes))
+    }
+
+    @Test func status204OnTerminationThen404() async throws {
+        let t = try await tus()
+        let (_, path) = try t.create(length: 10)
+        let r = try t.client.request("DELETE", path, headers: t.headers())
+        #expect(r.status == 204)
+        #expect(try t.head(path).status == 404)
+    }
+
+    @Test func methodOverrideActsAsPatch() async throws {
+        let t = try await tus()
+        let (_, path) = try t.create(length: 4)
+        let r = try t.client.request("POST", path, headers: t.headers([("X-HTTP-Method-Override", "PATCH"), ("Upload-Offset", "0"),
+                                                                         ("Content-Type", "application/offset+octet-stream")]),
+                                     body: [1, 2, 3, 4])
+        #expect(r.status == 204)
+        #expect(r.header("Upload-Offset") == "4")
+    }
+
+    @Test func status404ForAnUnknownUpload() async throws {
+        let t = try await tus()
+        let path = "/parse/uploads/" + String(repeating: "ab", count: 16)
+        #expect(try t.head(path).status == 404)
+        #expect(try t.patch(path, offset: 0, body: [1, 2, 3]).status == 404)
+        // Another user's upload is unknown too.
+        let (_, other) = try t.create(length: 10)
+        #expect(try await tus().head(other).status == 404)
+    }
+
+    @Test func status409OnOffsetMismatch() async throws {
+        let t = try await tus()
+        let (_, path) = try t.create(length: 100)
+        #expect(try t.patch(path, offset: 0, body: Array(repeating: 7, count: 40)).status == 204)
+        let r = try t.patch(path, offset: 10, body: Array(repeating: 7, count: 10))
+        #expect(r.status == 409)
+        #expect(r.header("Upload-Offset") == "40")
+        #expect(try t.head(path).header("Upload-Offset") == "40")
+    }
+
+    @Test func status410WhenExpiredAndReapedLater() async throws {
+        // Expiry 1 s; the reaper runs at start, then every 2 s.
+        let s = try ParseTestServer(extraArgs: ["--upload-expiry", "1", "--upload-reaper-interval", "2"])
+        let (_, token) = try await s.signUp()
+        let t = try RawTus(s, token: token)
+        let (_, path) = try t.create(length: 100)
+        #expect(try t.patch(path, offset: 0, body: [1, 2, 3]).status == 204)  // pushes the expiry on by 1 s
+        try await Task.sleep(for: .milliseconds(1300))
+        let head = try t.head(path)
+        #expect(head.status == 410)
+        #expect(head.header("Upload-Offset") == nil)
+        #expect(try t.patch(path, offset: 3, body: [4]).status == 410)
+        // Then the reaper removes it: unknown from now on.
+        try await Task.sleep(for: .milliseconds(2300))
+        #expect(try t.head(path).status == 404)
+    }
+
+    @Test func status412ForAnotherTusVersion() async throws {
+        let t = try await tus()
+        let (_, path) = try t.create(length: 100)
+        let r = try t.client.request("PATCH", path, headers: t.headers([("Upload-Offset", "0"), ("Content-Type", "application/offset+octet-stream")],
+                                                                          tusVersion: "0.2.2"), body: [1, 2, 3])
+        #expect(r.status == 412)
+        #expect(r.header("Tus-Version") == "1.0.0")
+        let missing = try t.client.request("POST", "/parse/uploads", headers: t.headers([("Upload-Length", "10")], tusVersion: nil))
+        #expect(missing.status == 412)
+        #expect(try t.head(path).header("Upload-Offset") == "0")
+    }
+
+    @Test func status413OverTusMaxSize() async throws {
+        let t = try await tus()
+        let (r, _) = try t.create(length: (20 << 20) + 1)
+        #expect(r.status == 413)
+        // A PATCH body longer than what the upload lacks is refused before it is read.
+        let (_, path) = try t.create(length: 10)
+        #expect(try t.patch(path, offset: 0, body: Array(repeating: 1, count: 11)).status == 413)
+        #expect(try RawTus(sharedServer, token: t.token).head(path).header("Upload-Offset") == "0")
+    }
+
+    @Test func status415ForAnotherContentType() async throws {
+        let t = try await tus()
+        let (_, path) = try t.create(length: 10)
+        #expect(try t.patch(path, offset: 0, body: [1, 2], contentType: "application/octet-stream").status == 415)
+        #expect(try t.head(path).header("Upload-Offset") == "0")
+    }
+
+    @Test func status423ForASecondConcurrentPatch() async throws {
+        let t = try await tus()
+        let (_, path) = try t.create(length: 2000)
+        // The first PATCH sends its head and half its body, then waits: it holds the upload.
+        let first = try TestHTTPClient(port: sharedServer.port)
+        try first.sendHead("PATCH", path, headers: t.headers([("Upload-Offset", "0"), ("Content-Type", "application/offset+octet-stream"),
+                                                              ("Content-Length", "1000")]))
+        try first.send(Array(repeating: UInt8(1), count: 500))
+        var second = try t.patch(path, offset: 0, body: Array(repeating: 2, count: 1000))
+        for _ in 0..<50 where second.status == 409 {  // until the first PATCH has reached the service
+            try await Task.sleep(for: .milliseconds(20))
+            second = try t.patch(path, offset: 0, body: Array(repeating: 2, count: 1000))
+        }
+        #expect(second.status == 423)
+        try first.send(Array(repeating: UInt8(1), count: 500))
+        let done = try first.readResponse(method: "PATCH")
+        #expect(done.status == 204)
+        #expect(done.header("Upload-Offset") == "1000")
+    }
+
+    @Test func status460OnChecksumMismatchDiscardsTheChunk() async throws {
+        let t = try await tus()
+        let bytes = TestFiles.randomBytes(2000)
+        let (_, path) = try t.create(length: 2000)
+        #expect(try t.patch(path, offset: 0, body: Array(bytes[0..<1000]), checksum: RawTus.checksum(Array(bytes[0..<1000]))).status == 204)
+        let wrong = try t.patch(path, offset: 1000, body: Array(bytes[1000...]), checksum: RawTus.checksum(Array(bytes[0..<1000])))
+        #expect(wrong.status == 460)
+        #expect(try t.head(path).header("Upload-Offset") == "1000")
+        let sha1Wrong = try t.patch(path, offset: 1000, body: Array(bytes[1000...]), checksum: RawTus.checksum([1], .sha1))
+        #expect(sha1Wrong.status == 460)
+        #expect(try t.head(path).header("Upload-Offset") == "1000")
+        // Unknown algorithm: 400, nothing kept.
+        #expect(try t.patch(path, offset: 1000, body: Array(bytes[1000...]), checksum: "md5 AAAA").status == 400)
+        let right = try t.patch(path, offset: 1000, body: Array(bytes[1000...]), checksum: RawTus.checksum(Array(bytes[1000...])))
+        #expect(right.status == 204)
+        #expect(right.header("X-Parse-File-Name") != nil)
+    }
+
+    @Test func anonymousAndWrongAppAreRefused() async throws {
+        let t = try await tus()
+        let anonymous = try t.client.request("POST", "/parse/uploads", headers: [("X-Parse-Application-Id", sharedServer.appId),
+                                                                                 ("Tus-Resumable", "1.0.0"), ("Upload-Length", "10")])
+        #expect(anonymous.status == 400)
+        #expect(anonymous.text == #"{"code":130,"error":"File upload by public is disabled."}"#)
+        let wrongApp = try t.client.request("POST", "/parse/uploads", headers: [("X-Parse-Application-Id", "nope"),
+                                                                                ("Tus-Resumable", "1.0.0"), ("Upload-Length", "10")])
+        #expect(wrongApp.status == 403)
+    }
+}
