@@ -4,7 +4,7 @@ import PhotoWallStorage
 /// File metadata (`"_FILES"`) and resumable-upload state (`"_UPLOADS"`), as in `SQLiteAdapter`.
 extension PostgresAdapter {
     public func insertFile(_ r: FileRecord) throws(ParseError) {
-        try guarded {
+        _ = try guarded {
             try pool.withConnection { conn in
                 try conn.query("INSERT INTO \"_FILES\"(name, \"contentType\", \"byteCount\", sha256, \"createdAt\") VALUES ($1::text, $2::text, $3::bigint, $4::text, $5::bigint)",
                                [r.name, r.contentType, String(r.byteCount), r.sha256, String(r.createdAt.millisecondsSince1970)])
@@ -46,7 +46,7 @@ extension PostgresAdapter {
 
     public func insertUpload(_ u: UploadRecord) throws(ParseError) {
         let metadata = JSON.object(u.metadata.mapValues { .string($0) }).text
-        try guarded {
+        _ = try guarded {
             try pool.withConnection { conn in
                 try conn.query("""
                     INSERT INTO "_UPLOADS"(\(Self.uploadColumns)) VALUES ($1::text, $2::text, $3::bigint, $4::bigint, $5::text,
@@ -66,7 +66,7 @@ extension PostgresAdapter {
     }
 
     public func updateUpload(_ u: UploadRecord) throws(ParseError) {
-        try guarded {
+        _ = try guarded {
             try pool.withConnection { conn in
                 try conn.query("UPDATE \"_UPLOADS\" SET length = $1::bigint, \"offset\" = $2::bigint, \"expiresAt\" = $3::bigint, \"completedName\" = $4::text WHERE id = $5::text",
                                [u.length.map { String($0) }, String(u.offset), String(u.expiresAt.millisecondsSince1970), u.completedName, u.id])

@@ -9,7 +9,7 @@ import PhotoWallStorage
 /// the ACL's readers and writers, NULL = public, filtered with `&&`). Hot fields get expression
 /// indexes `((doc->>'userFBId'), "createdAt")` that `PostgresQueryCompiler` emits verbatim.
 /// `"_SCHEMA"` keeps field types, `"_FILES"` file metadata, `"_UPLOADS"` tus state, and
-/// `"_MIGRATIONS"` the applied schema version.
+/// `"_FRIENDS"`/`"_FRIEND_SYNC"` the friend graph, and `"_MIGRATIONS"` the applied schema version.
 ///
 /// Writes that add fields lock the class's `"_SCHEMA"` row (`FOR UPDATE`) inside the write
 /// transaction, so a type mismatch (111) is checked atomically even across several PhotoWall
@@ -22,7 +22,7 @@ import PhotoWallStorage
 /// String order follows byte order (`COLLATE "C"`), as in SQLite.
 /// - Source: parse-server `PostgresStorageAdapter.js` (JSONB documents, `_rperm`/`_wperm` arrays,
 ///   23505 → `DUPLICATE_VALUE`).
-public final class PostgresAdapter: DatabaseAdapter {
+public final class PostgresAdapter: DatabaseAdapter, FriendGraphStore {
     let pool: PostgresPool
     let schemas = ReadMostly<[String: ClassSchema]>([:])
     let logger: Logger
@@ -90,6 +90,11 @@ public final class PostgresAdapter: DatabaseAdapter {
             "offset" bigint NOT NULL, "fileName" text NOT NULL, "contentType" text NOT NULL, metadata jsonb NOT NULL,
             "createdAt" bigint NOT NULL, "expiresAt" bigint NOT NULL, "completedName" text);
         CREATE INDEX IF NOT EXISTS "i_UPLOADS_expiresAt" ON "_UPLOADS"("expiresAt") WHERE "completedName" IS NULL;
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS "_FRIENDS" ("userFBId" text NOT NULL, "friendFBId" text NOT NULL,
+            PRIMARY KEY ("userFBId", "friendFBId"));
+        CREATE TABLE IF NOT EXISTS "_FRIEND_SYNC" ("userFBId" text PRIMARY KEY, "syncedAt" bigint NOT NULL);
         """,
     ]
 

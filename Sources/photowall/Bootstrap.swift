@@ -9,7 +9,7 @@ enum Bootstrap {
                                          "user": .pointer("_User"), "userFBId": .string],
                            indexedFields: ["userFBId", "user.objectId"], uniqueFields: [])
         try db.ensureClass("WallImageComment", fields: ["comment": .string, "user": .pointer("_User"), "userFBId": .string,
-                                                        "imageObjectId": .string],
-                           indexedFields: ["imageObjectId", "userFBId"], uniqueFields: [])
+                                                        "imageObjectId": .string, "imageUserFBId": .string],
+                           indexedFields: ["imageObjectId", "userFBId", "imageUserFBId"], uniqueFields: [])
     }
 }

@@ -1,5 +1,6 @@
 import PhotoWallCore
 import PhotoWallHTTP
+import PhotoWallPostgres
 import PhotoWallREST
 import PhotoWallServices
 import PhotoWallStorage
@@ -16,6 +17,7 @@ enum ServeCommand {
           --port N               TCP port (PORT; default 1337; 0 picks a free port)
           --host ADDR            IPv4 address to bind (PARSE_SERVER_HOST; default 127.0.0.1)
           --data-dir DIR         database and files (PHOTOWALL_DATA_DIR; default Storage)
+          --database URL         postgres://USER@HOST:PORT/DB instead of SQLite in the data dir (PARSE_SERVER_DATABASE_URI)
           --app-id ID            application id (PARSE_SERVER_APPLICATION_ID; default photowall)
           --master-key KEY       master key (PARSE_SERVER_MASTER_KEY; default photowall-master)
           --rest-key KEY         require this X-Parse-REST-API-Key (PARSE_SERVER_REST_API_KEY)
@@ -32,6 +34,8 @@ enum ServeCommand {
           --facebook-app-id IDS  accepted app ids, comma-separated, checked with GET /app (PHOTOWALL_FACEBOOK_APP_ID)
           --facebook-app-secret S  app secret for appsecret_proof (PHOTOWALL_FACEBOOK_APP_SECRET)
           --friend-sync-ttl S    refresh a user's friend list from Facebook after S seconds (PHOTOWALL_FRIEND_SYNC_TTL; default 3600)
+          --wall-visibility V    friends: images and comments seen by the owner and the owner's friends (default);
+                                 public: by everyone (PHOTOWALL_WALL_VISIBILITY)
           --upload-expiry SECONDS          an unfinished resumable upload expires after this idle time (PHOTOWALL_UPLOAD_EXPIRY; default 86400)
           --upload-reaper-interval SECONDS how often expired uploads are removed (PHOTOWALL_UPLOAD_REAPER_INTERVAL; default 60)
           --log-level LEVEL      trace|debug|info|notice|warning|error (PARSE_SERVER_LOG_LEVEL; default info)
@@ -42,10 +46,11 @@ enum ServeCommand {
 
     static func run(_ args: [String]) -> Int32 {
         do {
-            let o = try Options(args, known: ["port", "host", "data-dir", "app-id", "master-key", "rest-key", "client-key",
+            let o = try Options(args, known: ["port", "host", "data-dir", "database", "app-id", "master-key", "rest-key", "client-key",
                                               "javascript-key", "public-url", "max-upload-size", "max-json-size",
                                               "worker-threads", "log-level", "thumbnail-size", "display-size", "upload-expiry", "upload-reaper-interval",
-                                              "facebook-url", "facebook-app-id", "facebook-app-secret", "friend-sync-ttl"],
+                                              "facebook-url", "facebook-app-id", "facebook-app-secret", "friend-sync-ttl",
+                                              "wall-visibility"],
                                 flags: ["help", "allow-client-class-creation", "stop-on-stdin-eof"])
             if o.flag("help") { Terminal.write(help, to: 1); return 0 }
             return try serve(o)
@@ -95,7 +100,15 @@ enum ServeCommand {
         if mkdir(dataDir, 0o755) != 0 && errno != EEXIST {
             throw UsageError(description: "cannot create data directory \(dataDir): \(String(cString: strerror(errno)))")
         }
-        let database = try SQLiteAdapter(path: dataDir + "/photowall.sqlite", logger: logger)
+        let database: any DatabaseAdapter & FriendGraphStore
+        if let url = o.value("database", env: ["PARSE_SERVER_DATABASE_URI"]), !url.isEmpty {
+            guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
+                throw UsageError(description: "unsupported --database '\(url.prefix(while: { $0 != ":" }))': use postgres://USER@HOST:PORT/DB")
+            }
+            database = try PostgresAdapter(url: url, logger: logger)
+        } else {
+            database = try SQLiteAdapter(path: dataDir + "/photowall.sqlite", logger: logger)
+        }
         let store = try FileSystemStore(root: dataDir)
         try Bootstrap.createClasses(database)
 
@@ -118,11 +131,6 @@ enum ServeCommand {
             sizes.display = n
         }
         let thumbnails = ThumbnailService(files: files, sizes: sizes, logger: logger)
-        let wall = WallRules(database: database)
-        let objects = ObjectService(database: database, config: config, beforeSave: [
-            "WallImage": chainHooks([wall.hook, thumbnails.hook]),
-            "WallImageComment": wall.hook,
-        ])
         var providers: [String: any IdentityProvider] = [:]
         if let graph = o.value("facebook-url", env: ["PHOTOWALL_FACEBOOK_URL"]) {
             let appIds = o.value("facebook-app-id", env: ["PHOTOWALL_FACEBOOK_APP_ID"]).map { $0.split(separator: ",").map(String.init) } ?? []
@@ -134,8 +142,18 @@ enum ServeCommand {
             guard let n = Int64(t), n >= 0 else { throw UsageError(description: "bad --friend-sync-ttl '\(t)' (seconds)") }
             friendTTL = n
         }
-        let users = try UserService(objects: objects, providers: providers, friendGraph: database, friendSyncTTLSeconds: friendTTL,
-                                    logger: logger)
+        let visibilityText = o.value("wall-visibility", env: ["PHOTOWALL_WALL_VISIBILITY"]) ?? "friends"
+        guard let visibility = WallRules.Visibility(rawValue: visibilityText) else {
+            throw UsageError(description: "bad --wall-visibility '\(visibilityText)' (friends or public)")
+        }
+        let friends = FriendService(graph: database, providers: providers, ttlSeconds: friendTTL, logger: logger)
+        let wall = WallRules(database: database, friends: friends, visibility: visibility)
+        let objects = ObjectService(database: database, config: config, beforeSave: [
+            "WallImage": chainHooks([wall.hook, thumbnails.hook]),
+            "WallImageComment": wall.hook,
+        ])
+        objects.setRules(ObjectService.Rules(readScopes: wall.readScopes, deleteGrants: wall.deleteGrants))
+        let users = try UserService(objects: objects, providers: providers, friends: friends, logger: logger)
         let expiry = o.value("upload-expiry", env: ["PHOTOWALL_UPLOAD_EXPIRY"]) ?? "86400"
         guard let expirySeconds = Int64(expiry), expirySeconds > 0 else { throw UsageError(description: "bad --upload-expiry '\(expiry)'") }
         let reaper = o.value("upload-reaper-interval", env: ["PHOTOWALL_UPLOAD_REAPER_INTERVAL"]) ?? "60"

@@ -9,7 +9,7 @@ import PhotoWallCore
         do {
             let fb = try MockFacebookProcess()
             let s = try ParseTestServer(extraArgs: ["--facebook-url", fb.graphURL, "--facebook-app-id", fb.appId,
-                                                    "--facebook-app-secret", fb.appSecret])
+                                                    "--facebook-app-secret", fb.appSecret, "--friend-sync-ttl", "1"])
             return (s, fb)
         } catch { fatalError("\(error)") }
     }()
@@ -119,6 +119,70 @@ import PhotoWallCore
         #expect(orphan.json["code"] == 101)
         let anonymous = try await s.request("POST", "/classes/WallImage", json: ["caption": "x"], key: .app)
         #expect(anonymous.json["code"] == 209)
+    }
+
+    /// Logs a fixture user in with Facebook. - Returns: (objectId, session token).
+    func login(_ fbId: String) async throws -> (String, String) {
+        let r = try await s.request("POST", "/users", json: authData(fbId, try await fb.token(for: fbId)))
+        guard let id = r.json["objectId"]?.stringValue, let t = r.json["sessionToken"]?.stringValue else {
+            throw TestServerError(description: "login failed: \(r.text)")
+        }
+        return (id, t)
+    }
+
+    @Test func friendsSeeTheWallStrangersDoNot() async throws {
+        let fixture = MockFacebookProcess.fixture
+        let appUsers = Set(MockFacebookProcess.appUsers())
+        // An owner with an app-using friend, and a stranger who is neither.
+        let owner = try #require(MockFacebookProcess.appUsers(minFriends: 2).dropFirst(5).first)
+        let ownerFriends = Set((fixture[owner]?["friends"]?.arrayValue ?? []).compactMap { $0.stringValue })
+        let friend = try #require(ownerFriends.filter { appUsers.contains($0) }.sorted().first)
+        let stranger = try #require(appUsers.subtracting(ownerFriends).subtracting([owner]).sorted().first)
+        let (ownerId, ownerSession) = try await login(owner)
+        let (_, friendSession) = try await login(friend)
+        let (_, strangerSession) = try await login(stranger)
+
+        let image = try #require(try await s.request("POST", "/classes/WallImage", json: ["caption": "visible?"], key: .session(ownerSession))
+            .json["objectId"]?.stringValue)
+        let ownerComment = try #require(try await s.request("POST", "/classes/WallImageComment", json: [
+            "comment": "my own", "imageObjectId": .string(image),
+        ], key: .session(ownerSession)).json["objectId"]?.stringValue)
+        let byOwner = enc(["userFBId": .string(owner)])
+
+        // The friend sees the image and its comments, by GET, query and include.
+        #expect(try await s.request("GET", "/classes/WallImage/\(image)", key: .session(friendSession)).status == 200)
+        #expect(try await s.request("GET", "/classes/WallImage?where=\(byOwner)", key: .session(friendSession)).json["results"]?.arrayValue?.count == 1)
+        let friendComment = try await s.request("POST", "/classes/WallImageComment", json: ["comment": "nice", "imageObjectId": .string(image),
+            "image": ["__type": "Pointer", "className": "WallImage", "objectId": .string(image)]], key: .session(friendSession))
+        #expect(friendComment.status == 201)
+        let friendCommentId = try #require(friendComment.json["objectId"]?.stringValue)
+        let withInclude = try await s.request("GET", "/classes/WallImageComment/\(friendCommentId)?include=image", key: .session(friendSession))
+        #expect(withInclude.json["image"]?["caption"] == "visible?")
+
+        // The stranger sees nothing: GET, query, count, include, and can't comment.
+        #expect(try await s.request("GET", "/classes/WallImage/\(image)", key: .session(strangerSession)).json["code"] == 101)
+        #expect(try await s.request("GET", "/classes/WallImage?where=\(byOwner)", key: .session(strangerSession)).json["results"] == [])
+        #expect(try await s.request("GET", "/classes/WallImage?count=1&limit=0&where=\(byOwner)", key: .session(strangerSession)).json["count"] == 0)
+        #expect(try await s.request("GET", "/classes/WallImageComment/\(ownerComment)", key: .session(strangerSession)).json["code"] == 101)
+        let byImage = enc(["imageObjectId": .string(image)])
+        #expect(try await s.request("GET", "/classes/WallImageComment?where=\(byImage)", key: .session(strangerSession)).json["results"] == [])
+        #expect(try await s.request("POST", "/classes/WallImageComment", json: ["comment": "hi", "imageObjectId": .string(image)],
+                                    key: .session(strangerSession)).json["code"] == 101)
+        #expect(try await s.request("GET", "/classes/WallImage?where=\(byOwner)", key: .app).json["results"] == [])
+
+        // Deleting comments: not the stranger; the image's owner may delete the friend's comment.
+        #expect(try await s.request("DELETE", "/classes/WallImageComment/\(friendCommentId)", key: .session(strangerSession)).json["code"] == 101)
+        #expect(try await s.request("PUT", "/classes/WallImageComment/\(friendCommentId)", json: ["comment": "edited"],
+                                    key: .session(ownerSession)).json["code"] == 101, "the owner may delete, not edit, others' comments")
+        #expect(try await s.request("DELETE", "/classes/WallImageComment/\(friendCommentId)", key: .session(ownerSession)).status == 200)
+        _ = ownerId
+
+        // The friendship ends at the provider: after the next sync (TTL 1 s) the friend loses access.
+        try await fb.post("/__control/friendships/\(owner)/\(friend)", method: "DELETE")
+        try await Task.sleep(for: .milliseconds(1200))
+        #expect(try await s.request("GET", "/classes/WallImage/\(image)", key: .session(friendSession)).json["code"] == 101)
+        #expect(try await s.request("GET", "/classes/WallImage/\(image)", key: .session(ownerSession)).status == 200)
+        try await fb.post("/__control/friendships/\(owner)/\(friend)", method: "PUT")
     }
 
     @Test func providerDownIsAClearErrorNotAHang() async throws {

@@ -96,7 +96,7 @@ import Testing
         // The server's public URL names the proxy, so the Location it hands out goes through it too.
         let proxy = try CuttingProxy(cuts: 10, minBytes: 20_000, maxBytes: 1_500_000)
         defer { proxy.stop() }
-        let s = try ParseTestServer(extraArgs: ["--public-url", "http://127.0.0.1:\(proxy.port)/parse"])
+        let s = try ParseTestServer(extraArgs: ["--public-url", "http://127.0.0.1:\(proxy.port)/parse", "--log-level", "info"])
         proxy.upstreamPort = s.port
         let (_, token) = try await s.signUp()
         try await withTemporaryDirectory { dir in
@@ -104,7 +104,13 @@ import Testing
             let path = try TestFiles.write(TestFiles.randomBytes(total), named: "cut.bin", in: dir)
             let log = ProgressLog(), events = EventLog()
             let client = Self.client(s, token: token, chunk: 512 << 10, checksum: checksum, baseURL: "http://127.0.0.1:\(proxy.port)/parse")
-            let result = try await client.upload(file: path, onEvent: events.record, progress: log.record)
+            let result: UploadResult
+            do {
+                result = try await client.upload(file: path, onEvent: events.record, progress: log.record)
+            } catch {
+                print(s.serverLog().split(separator: "\n").suffix(60).joined(separator: "\n"))
+                throw error
+            }
             #expect(proxy.cutsMade >= 5, "\(proxy.summary)")
             #expect(result.retries >= 1, "\(proxy.summary)")
             #expect(events.names.filter { $0 == "retrying" }.count == result.retries)
@@ -236,9 +242,10 @@ import Testing
             let c = try ParseClient(server: server)
             let session = try c.logIn(username: name, password: "pw-123")
             let me = try c.currentUser()
-            let objectId = try c.createObject(className: "WallImageComment", fields: ["comment": "hi", "imageObjectId": "x1"])
+            let image = try c.createObject(className: "WallImage", fields: ["userFBId": .string(session.objectId)])
+            let objectId = try c.createObject(className: "WallImageComment", fields: ["comment": "hi", "imageObjectId": .string(image)])
             let object = try c.getObject(className: "WallImageComment", objectId: objectId)
-            let found = try c.query(className: "WallImageComment", where: ["imageObjectId": "x1"]).count
+            let found = try c.query(className: "WallImageComment", where: ["imageObjectId": .string(image)]).count
             var wrong: ClientError?
             do { _ = try ParseClient(server: server).logIn(username: name, password: "nope") } catch { wrong = error as? ClientError }
             return (session, me, objectId, object, found, wrong)

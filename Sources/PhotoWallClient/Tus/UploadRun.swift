@@ -96,9 +96,8 @@ final class UploadRun {
                     firstContact = false
                     continue
                 }
-                guard error.isRetryable else { throw counted(error) }
                 consecutiveFailures += 1
-                guard consecutiveFailures < configuration.retry.maxConsecutiveFailures else { throw counted(error) }
+                guard error.isRetryable, consecutiveFailures < configuration.retry.maxConsecutiveFailures else { throw counted(error) }
                 retries += 1
                 let delay = configuration.retry.delaySeconds(beforeRetry: consecutiveFailures)
                 onEvent(.retrying(attempt: consecutiveFailures, delaySeconds: delay, error: error))
@@ -108,10 +107,10 @@ final class UploadRun {
         }
     }
 
-    /// The error with the number of attempts made.
+    /// The error with the number of attempts made in a row (counting the one that failed).
     func counted(_ error: ClientError) -> ClientError {
         var e = error
-        e.attempts = consecutiveFailures + 1
+        e.attempts = max(1, consecutiveFailures)
         return e
     }
 

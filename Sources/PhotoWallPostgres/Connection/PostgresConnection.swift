@@ -1,5 +1,8 @@
 internal import CLibPQ
 import PhotoWallCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A raw libpq connection (`PGconn *`).
 typealias PGConnHandle = OpaquePointer

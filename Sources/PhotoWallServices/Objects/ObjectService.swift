@@ -13,6 +13,14 @@ public struct SaveHookOutcome: Sendable {
     public init(fields: [String: JSON] = [:], undo: (@Sendable () -> Void)? = nil) { self.fields = fields; self.undo = undo }
 }
 
+/// An extra read restriction for a class, beyond ACLs: a predicate every non-master read of the
+/// class must also satisfy (GET, queries, counts, `include`). nil means no restriction.
+public typealias ReadScope = @Sendable (_ auth: AuthContext) throws(ParseError) -> Predicate?
+
+/// May `auth` delete `object` although its ACL doesn't let them? (e.g. an image's owner deleting
+/// comments on it).
+public typealias DeleteGrant = @Sendable (_ object: StoredObject, _ auth: AuthContext) throws(ParseError) -> Bool
+
 /// The result of a create: what the REST layer answers with 201.
 public struct CreateResult: Sendable {
     public var objectId: String
@@ -30,6 +38,16 @@ public final class ObjectService: Sendable {
     public let coding: ValueCoding
     let parser: QueryParser
     let beforeSave: [String: BeforeSaveHook]
+    /// Per-class read restrictions, set once at start-up (`setRules`), read on every query.
+    let rules = ReadMostly<Rules>(Rules())
+
+    public struct Rules: Sendable {
+        public var readScopes: [String: ReadScope] = [:]
+        public var deleteGrants: [String: DeleteGrant] = [:]
+        public init(readScopes: [String: ReadScope] = [:], deleteGrants: [String: DeleteGrant] = [:]) {
+            self.readScopes = readScopes; self.deleteGrants = deleteGrants
+        }
+    }
 
     public init(database: any DatabaseAdapter, config: ServerConfig, beforeSave: [String: BeforeSaveHook] = [:]) {
         self.database = database
@@ -37,6 +55,15 @@ public final class ObjectService: Sendable {
         self.coding = ValueCoding(config: config)
         self.parser = QueryParser(coding: coding)
         self.beforeSave = beforeSave
+    }
+
+    /// Installs read scopes and delete grants (services that need this object build them, hence after init).
+    public func setRules(_ r: Rules) { rules.write { $0 = r } }
+
+    /// The ACL permissions plus the class's read scope for `auth`.
+    func readPredicate(_ className: String, _ auth: AuthContext) throws(ParseError) -> Predicate? {
+        guard !auth.isMaster, let scope = rules.read({ $0.readScopes[className] }) else { return nil }
+        return try scope(auth)
     }
 
     public func validateClassName(_ name: String) throws(ParseError) {
@@ -54,15 +81,15 @@ public final class ObjectService: Sendable {
         if !auth.isMaster, !config.allowClientClassCreation, try database.schema(of: className) == nil {
             throw ParseError(.operationForbidden, "This user is not allowed to access non-existent class: \(className)")
         }
-        let acl = try body["ACL"].map { (j: JSON) throws(ParseError) -> ACL in try ACL(json: j) } ?? defaultACL
         var body = body
         let outcome = try beforeSave[className]?(className, body, auth, true)
         for (k, v) in outcome?.fields ?? [:] { body[k] = v }
         do {
+            let acl = try body["ACL"].map { (j: JSON) throws(ParseError) -> ACL in try ACL(json: j) } ?? defaultACL
             var fields: [String: JSON] = [:]
             var changed = try FieldOperations(coding: coding).apply(body, to: &fields)
             for (k, v) in internalFields { fields[k] = v }
-            for (k, v) in outcome?.fields ?? [:] { changed[k] = v }
+            for (k, v) in outcome?.fields ?? [:] where k != "ACL" { changed[k] = v }
             let now = ParseDate.now()
             let object = StoredObject(className: className, objectId: ParseIdentifier.alphanumeric(10),
                                       createdAt: now, updatedAt: now, fields: fields, acl: acl)
@@ -81,8 +108,9 @@ public final class ObjectService: Sendable {
     public func get(className: String, objectId: String, options: FindOptions = FindOptions(),
                     auth: AuthContext) throws(ParseError) -> [String: JSON] {
         try validateClassName(className)
-        let q = StoredQuery(className: className, predicate: .compare("objectId", .eq, .string(objectId)),
-                            limit: 1, readers: auth.permissions)
+        var predicate = Predicate.compare("objectId", .eq, .string(objectId))
+        if let scope = try readPredicate(className, auth) { predicate = .and([predicate, scope]) }
+        let q = StoredQuery(className: className, predicate: predicate, limit: 1, readers: auth.permissions)
         guard let object = try database.find(q).first else { throw ParseError.objectNotFound() }
         return try render([object], options: options, auth: auth)[0]
     }
@@ -130,6 +158,11 @@ public final class ObjectService: Sendable {
     /// - Throws: 101 when missing or not writable.
     public func delete(className: String, objectId: String, auth: AuthContext) throws(ParseError) {
         try validateClassName(className)
+        if !auth.isMaster, let grant = rules.read({ $0.deleteGrants[className] }),
+           let object = try fetchStored(className: className, objectId: objectId), try grant(object, auth) {
+            try database.delete(className: className, objectId: objectId, writers: nil)
+            return
+        }
         try database.delete(className: className, objectId: objectId, writers: auth.permissions)
     }
 
@@ -142,6 +175,7 @@ public final class ObjectService: Sendable {
         try validateClassName(className)
         var predicate = try parser.predicate(options.whereJSON)
         if let extraPredicate { predicate = .and([predicate, extraPredicate]) }
+        if let scope = try readPredicate(className, auth) { predicate = .and([predicate, scope]) }
         let limit = min(options.limit ?? config.defaultLimit, config.maxLimit)
         var out: [String: JSON] = [:]
         let query = StoredQuery(className: className, predicate: predicate, order: options.order,
@@ -213,8 +247,9 @@ public final class ObjectService: Sendable {
                 var fetched: [String: [String: JSON]] = [:]
                 for (cls, ids) in wanted {
                     guard ObjectNames.isValidClassName(cls) else { continue }
-                    let q = StoredQuery(className: cls, predicate: .inList("objectId", ids.sorted().map { .string($0) }, negated: false),
-                                        readers: auth.permissions)
+                    var p = Predicate.inList("objectId", ids.sorted().map { .string($0) }, negated: false)
+                    if let scope = try readPredicate(cls, auth) { p = .and([p, scope]) }
+                    let q = StoredQuery(className: cls, predicate: p, readers: auth.permissions)
                     var targets = try database.find(q).map { wireObject($0, auth: auth) }
                     if !subtree.children.isEmpty { try resolveIncludes(&targets, tree: subtree, auth: auth, depth: depth + 1) }
                     for var t in targets {

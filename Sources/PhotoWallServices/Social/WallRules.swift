@@ -1,15 +1,61 @@
 import PhotoWallCore
 import PhotoWallStorage
 
-/// Ownership rules of the photo wall's classes: a `WallImage` or `WallImageComment` belongs to the
-/// session's user. The server sets `user` (Pointer to `_User`) and `userFBId` (the user's
-/// Facebook id, or their objectId when no Facebook account is linked) on create; a client-supplied
-/// different value is refused, and the owner can't be changed afterwards. A comment's
-/// `imageObjectId` must name an existing `WallImage`. The master key may set anything (seeding, admin).
+/// The photo wall's rules.
+///
+/// Ownership: a `WallImage` or `WallImageComment` belongs to the session's user. The server sets
+/// `user` (Pointer to `_User`) and `userFBId` (the user's Facebook id, or their objectId when no
+/// Facebook account is linked) on create; a client-supplied different value is refused, and the
+/// owner can't be changed afterwards. New objects get the ACL "everyone reads, the owner writes".
+///
+/// Visibility (`Visibility.friends`, the default): an image and its comments are seen only by the
+/// owner and the owner's friends — in GET, queries, counts and `include` (`readScopes`). A comment
+/// records its image's owner (`imageUserFBId`) so this holds for comments too; you may comment only
+/// on images you can see; you delete your own comments and the image's owner may delete any
+/// comment on it (`deleteGrants`). The master key may do anything (seeding, admin).
 public struct WallRules: Sendable {
-    let database: any DatabaseAdapter
+    public enum Visibility: String, Sendable { case friends, `public` }
 
-    public init(database: any DatabaseAdapter) { self.database = database }
+    let database: any DatabaseAdapter
+    let friends: FriendService?
+    public let visibility: Visibility
+
+    public init(database: any DatabaseAdapter, friends: FriendService?, visibility: Visibility = .friends) {
+        self.database = database; self.friends = friends; self.visibility = visibility
+    }
+
+    /// The wall ids whose posts `user` may see (own and friends').
+    public func audience(of user: StoredObject) throws(ParseError) -> [String] {
+        try friends?.audience(of: user) ?? [Self.wallId(of: user)]
+    }
+
+    /// Whether `auth` may see posts whose owner's wall id is `ownerWallId`.
+    public func canSee(ownerWallId: String, auth: AuthContext) throws(ParseError) -> Bool {
+        if auth.isMaster || visibility == .public { return true }
+        guard let user = auth.user else { return false }
+        return try audience(of: user).contains(ownerWallId)
+    }
+
+    /// Read scopes for `ObjectService.Rules`.
+    public var readScopes: [String: ReadScope] {
+        guard visibility == .friends else { return [:] }
+        let rules = self
+        let scope: (String) -> ReadScope = { field in
+            { auth throws(ParseError) in
+                guard let user = auth.user else { return .inList(field, [], negated: false) }
+                return .inList(field, try rules.audience(of: user).map { .string($0) }, negated: false)
+            }
+        }
+        return ["WallImage": scope("userFBId"), "WallImageComment": scope("imageUserFBId")]
+    }
+
+    /// Delete grants for `ObjectService.Rules`: an image's owner may delete comments on it.
+    public var deleteGrants: [String: DeleteGrant] {
+        ["WallImageComment": { comment, auth throws(ParseError) in
+            guard let user = auth.user, let owner = comment.fields["imageUserFBId"]?.stringValue else { return false }
+            return owner == Self.wallId(of: user)
+        }]
+    }
 
     /// The `userFBId` the server records for `user`.
     public static func wallId(of user: StoredObject) -> String {
@@ -20,7 +66,7 @@ public struct WallRules: Sendable {
     /// - Throws: 209 `Session token required.` without a user; 119 when `user` or `userFBId` names
     ///   someone else or would change the owner; 101 when a comment's image doesn't exist.
     public var hook: BeforeSaveHook {
-        { [database] className, body, auth, isNew throws(ParseError) in
+        { [self] className, body, auth, isNew throws(ParseError) in
             if auth.isMaster { return SaveHookOutcome() }
             guard let user = auth.user else { throw ParseError(.invalidSessionToken, "Session token required.") }
             let fbId = Self.wallId(of: user)
@@ -30,20 +76,32 @@ public struct WallRules: Sendable {
             if let sent = body["user"], !(sent.parseType == "Pointer" && sent["className"] == "_User" && sent["objectId"]?.stringValue == user.objectId) {
                 throw ParseError(.operationForbidden, "user must be a pointer to the session user.")
             }
-            if className == "WallImageComment", let imageId = body["imageObjectId"] {
-                guard let id = imageId.stringValue,
-                      try !database.find(StoredQuery(className: "WallImage", predicate: .compare("objectId", .eq, .string(id)),
-                                                     limit: 1, readers: nil)).isEmpty else {
-                    throw ParseError(.objectNotFound, "The image to comment on does not exist.")
+            var fields: [String: JSON] = [:]
+            if className == "WallImageComment" {
+                if body["imageUserFBId"] != nil { throw ParseError(.operationForbidden, "imageUserFBId is set by the server.") }
+                if let imageId = body["imageObjectId"] {
+                    guard isNew else { throw ParseError(.operationForbidden, "A comment can't move to another image.") }
+                    let image = try imageId.stringValue.flatMap { (id: String) throws(ParseError) -> StoredObject? in
+                        try database.find(StoredQuery(className: "WallImage", predicate: .compare("objectId", .eq, .string(id)),
+                                                      limit: 1, readers: nil)).first
+                    }
+                    // An image you can't see is reported as missing, as GET does.
+                    guard let image, let owner = image.fields["userFBId"]?.stringValue,
+                          try canSee(ownerWallId: owner, auth: auth) else {
+                        throw ParseError(.objectNotFound, "The image to comment on does not exist.")
+                    }
+                    fields["imageUserFBId"] = .string(owner)
+                } else if isNew {
+                    throw ParseError(.incorrectType, "A comment needs an imageObjectId.")
                 }
-            } else if className == "WallImageComment", isNew {
-                throw ParseError(.incorrectType, "A comment needs an imageObjectId.")
             }
             guard isNew else { return SaveHookOutcome() }
-            return SaveHookOutcome(fields: [
-                "user": ["__type": "Pointer", "className": "_User", "objectId": .string(user.objectId)],
-                "userFBId": .string(fbId),
-            ])
+            fields["user"] = ["__type": "Pointer", "className": "_User", "objectId": .string(user.objectId)]
+            fields["userFBId"] = .string(fbId)
+            if body["ACL"] == nil {
+                fields["ACL"] = ["*": ["read": true], .init(user.objectId): ["read": true, "write": true]]
+            }
+            return SaveHookOutcome(fields: fields)
         }
     }
 }

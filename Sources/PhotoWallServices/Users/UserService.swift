@@ -12,20 +12,17 @@ public final class UserService: Sendable {
     public let objects: ObjectService
     /// Identity providers by `authData` key (`facebook`).
     public let providers: [String: any IdentityProvider]
-    /// Where friend lists from providers are kept; nil disables friend sync.
-    public let friendGraph: (any FriendGraphStore)?
-    /// A friend list older than this (seconds) is refreshed from the provider when next needed.
-    public let friendSyncTTLSeconds: Int64
+    /// Friend lists from the providers; nil disables friend sync.
+    public let friends: FriendService?
     let logger: Logger
     var database: any DatabaseAdapter { objects.database }
     var config: ServerConfig { objects.config }
 
-    public init(objects: ObjectService, providers: [String: any IdentityProvider] = [:], friendGraph: (any FriendGraphStore)? = nil,
-                friendSyncTTLSeconds: Int64 = 3600, logger: Logger = Logger(label: "users")) throws(ParseError) {
+    public init(objects: ObjectService, providers: [String: any IdentityProvider] = [:], friends: FriendService? = nil,
+                logger: Logger = Logger(label: "users")) throws(ParseError) {
         self.objects = objects
         self.providers = providers
-        self.friendGraph = friendGraph
-        self.friendSyncTTLSeconds = friendSyncTTLSeconds
+        self.friends = friends
         self.logger = logger
         try database.ensureClass("_User", fields: ["username": .string, "email": .string, "authData": .object, "fbId": .string, "name": .string],
                                  indexedFields: ["fbId"], uniqueFields: ["username", "email", "authData.facebook.id"])
@@ -226,28 +223,8 @@ public final class UserService: Sendable {
 
     // MARK: friends
 
-    /// Replaces the user's friend list with the provider's (every page). A provider failure is
-    /// logged and leaves the old list: login does not fail because the friend list could not be read.
     func syncFriends(provider: any IdentityProvider, data: [String: JSON], fbId: String) {
-        guard let friendGraph else { return }
-        do {
-            let ids = try provider.friendIDs(data)
-            try friendGraph.replaceFriends(of: fbId, with: ids, syncedAt: ParseDate.now())
-        } catch {
-            logger.warning("friend sync failed", ["provider": provider.name, "cause": error.message])
-        }
-    }
-
-    /// Refreshes the user's friends when the last sync is older than the TTL (or never happened).
-    /// - Returns: the user's friends' provider ids.
-    public func friends(of user: StoredObject) throws(ParseError) -> [String] {
-        guard let friendGraph, let fbId = user.fields["fbId"]?.stringValue else { return [] }
-        let synced = try friendGraph.friendsSyncedAt(fbId)
-        let stale = synced.map { ParseDate.now().millisecondsSince1970 - $0.millisecondsSince1970 > friendSyncTTLSeconds * 1000 } ?? true
-        if stale, let data = user.fields["authData"]?["facebook"]?.objectValue, let provider = providers["facebook"] {
-            syncFriends(provider: provider, data: data, fbId: fbId)
-        }
-        return try friendGraph.friends(of: fbId)
+        friends?.sync(provider: provider, authData: data, fbId: fbId)
     }
 
     /// `GET|POST /login`. - Returns: the full user plus `sessionToken`.
