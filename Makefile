@@ -9,7 +9,7 @@ PIP_PINS   := six==1.16.0 qs-parse-rest==0.2.20240920 pytest==8.3.3 pillow==13.0
 DEBUG_BIN   = $(shell $(SWIFT) build --show-bin-path)/photowall
 RELEASE_BIN = $(shell $(SWIFT) build -c release --show-bin-path)/photowall
 
-.PHONY: all deps deps-test deps-bench venv build release run test test-swift test-python test-asan bench clean
+.PHONY: all deps deps-test deps-bench venv build release run test test-swift test-python test-asan test-postgres bench clean
 
 all: build
 
@@ -43,8 +43,22 @@ run: release
 test: venv
 	$(SWIFT) build --build-tests
 	PHOTOWALL_BIN=$(DEBUG_BIN) $(SWIFT) test --skip-build 2>&1 | tee .build/swift-test.log; test $${PIPESTATUS[0]} -eq 0
+	$(MAKE) test-postgres
 	PHOTOWALL_BIN=$(DEBUG_BIN) $(PY) -m pytest -q Tests/python
 	$(MAKE) test-asan
+
+## The live API tests and the PostgreSQL adapter tests again, on a throw-away PostgreSQL 15 on 127.0.0.1
+## (scripts/pg.sh: temporary data, random port; stopped even when the tests fail). Needs a prior `swift build --build-tests`.
+test-postgres:
+	@if ! scripts/pg.sh start > .build/pg.env 2> .build/pg-start.log; then \
+	  cat .build/pg-start.log; scripts/pg.sh stop; \
+	  echo "SKIPPED: PostgreSQL could not be started; the PostgreSQL conformance run (PhotoWallAPITests, PhotoWallPostgresTests) did not run."; \
+	  exit 0; \
+	fi; \
+	trap 'scripts/pg.sh stop' EXIT; \
+	. .build/pg.env; echo "PostgreSQL conformance run on $$PHOTOWALL_TEST_DATABASE"; \
+	PHOTOWALL_BIN=$(DEBUG_BIN) $(SWIFT) test --skip-build --filter 'PhotoWallAPITests|PhotoWallPostgresTests' 2>&1 | tee .build/swift-test-postgres.log; \
+	exit $${PIPESTATUS[0]}
 
 test-asan:
 	@if [ -d Tests/PhotoWallImagingTests ] && grep -rqs "@Test" Tests/PhotoWallImagingTests; then \

@@ -32,18 +32,19 @@ start() {
   fi
   PGDATA=$(mktemp -d /tmp/photowall-pg.XXXXXX)
   PGPORT=$(free_port)
-  [ "$(id -u)" -eq 0 ] && chown postgres:postgres "$PGDATA"
+  mkdir -p .build
+  cat > "$STATE" <<STATE
+export PGDATA=$PGDATA PGPORT=$PGPORT PGHOST=127.0.0.1 PGUSER=postgres
+export PHOTOWALL_TEST_DATABASE=postgres://postgres@127.0.0.1:$PGPORT/postgres
+STATE
+  # Written before initdb, so `stop` also removes the data of a start that failed half-way.
+  if [ "$(id -u)" -eq 0 ]; then chown postgres:postgres "$PGDATA"; fi
   chmod 700 "$PGDATA"
   # C collation: text order is byte order, as in SQLite.
   as_pg "$PGBIN/initdb" -D "$PGDATA" -U postgres -A trust -E UTF8 --locale=C --no-sync >/dev/null
   as_pg "$PGBIN/pg_ctl" -D "$PGDATA" -l "$PGDATA/server.log" -w -t 60 start \
     -o "-p $PGPORT -c listen_addresses=127.0.0.1 -k $PGDATA -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=300" >/dev/null \
     || { cat "$PGDATA/server.log" >&2; return 1; }
-  mkdir -p .build
-  cat > "$STATE" <<STATE
-export PGDATA=$PGDATA PGPORT=$PGPORT PGHOST=127.0.0.1 PGUSER=postgres
-export PHOTOWALL_TEST_DATABASE=postgres://postgres@127.0.0.1:$PGPORT/postgres
-STATE
   cat "$STATE"
 }
 

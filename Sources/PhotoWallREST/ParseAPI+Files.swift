@@ -52,6 +52,18 @@ extension ParseAPI {
         let found: (FileRecord, FileLocation)?
         do { found = try files.lookup(name: name) } catch { return Render.error(error, logger: logger, requestID: head.requestID) }
         guard let (record, location) = found else { return Response.text("File not found.", status: 404) }
+        if let fileAccess {
+            // Wall files are served to the owner's friends only: by a signed URL or by a session.
+            var query: [String: String] = [:]
+            for (k, v) in head.query { query[k] = v }
+            let credentials = Credentials(headers: head.headers)
+            let auth = credentials.isAuthorized(config) ? try? authenticate(credentials, segments: ["files"]) : nil
+            do {
+                guard try fileAccess.mayDownload(name, query: query, auth: auth) else { return Response.text("File not found.", status: 404) }
+            } catch {
+                return Render.error(error, logger: logger, requestID: head.requestID)
+            }
+        }
         let etag = "\"\(record.sha256)\""
         var h = HTTPHeaders(Render.corsHeaders)
         h.add("ETag", etag)

@@ -18,12 +18,15 @@ public final class ParseAPI: Sendable {
     public let users: UserService
     public let files: FileService
     public let uploads: UploadService?
+    /// Who may download wall files; nil serves every file to anyone (Parse's default).
+    public let fileAccess: FileAccess?
     let functions: [String: CloudFunction]
     let logger: Logger
 
     public init(config: ServerConfig, objects: ObjectService, users: UserService, files: FileService,
-                uploads: UploadService? = nil, functions: [String: CloudFunction] = [:], logger: Logger) {
+                uploads: UploadService? = nil, fileAccess: FileAccess? = nil, functions: [String: CloudFunction] = [:], logger: Logger) {
         self.config = config; self.objects = objects; self.users = users; self.files = files; self.uploads = uploads
+        self.fileAccess = fileAccess
         self.functions = functions; self.logger = logger
     }
 

@@ -7,7 +7,7 @@ enum Bootstrap {
     static func createClasses(_ db: any DatabaseAdapter) throws(ParseError) {
         try db.ensureClass("WallImage", fields: ["image": .file, "thumbnail": .file, "display": .file, "width": .number, "height": .number,
                                          "user": .pointer("_User"), "userFBId": .string],
-                           indexedFields: ["userFBId", "user.objectId"], uniqueFields: [])
+                           indexedFields: ["userFBId", "user.objectId", "image.name", "thumbnail.name", "display.name"], uniqueFields: [])
         try db.ensureClass("WallImageComment", fields: ["comment": .string, "user": .pointer("_User"), "userFBId": .string,
                                                         "imageObjectId": .string, "imageUserFBId": .string],
                            indexedFields: ["imageObjectId", "userFBId", "imageUserFBId"], uniqueFields: [])

@@ -36,6 +36,8 @@ enum ServeCommand {
           --friend-sync-ttl S    refresh a user's friend list from Facebook after S seconds (PHOTOWALL_FRIEND_SYNC_TTL; default 3600)
           --wall-visibility V    friends: images and comments seen by the owner and the owner's friends (default);
                                  public: by everyone (PHOTOWALL_WALL_VISIBILITY)
+          --feed-threshold N     authors (friends + 1) up to which the feed probes per author; above it, it scans by
+                                 time (PHOTOWALL_FEED_THRESHOLD; default 2500, the SQLite crossover measured in the notes)
           --upload-expiry SECONDS          an unfinished resumable upload expires after this idle time (PHOTOWALL_UPLOAD_EXPIRY; default 86400)
           --upload-reaper-interval SECONDS how often expired uploads are removed (PHOTOWALL_UPLOAD_REAPER_INTERVAL; default 60)
           --log-level LEVEL      trace|debug|info|notice|warning|error (PARSE_SERVER_LOG_LEVEL; default info)
@@ -50,7 +52,7 @@ enum ServeCommand {
                                               "javascript-key", "public-url", "max-upload-size", "max-json-size",
                                               "worker-threads", "log-level", "thumbnail-size", "display-size", "upload-expiry", "upload-reaper-interval",
                                               "facebook-url", "facebook-app-id", "facebook-app-secret", "friend-sync-ttl",
-                                              "wall-visibility"],
+                                              "wall-visibility", "feed-threshold"],
                                 flags: ["help", "allow-client-class-creation", "stop-on-stdin-eof"])
             if o.flag("help") { Terminal.write(help, to: 1); return 0 }
             return try serve(o)
@@ -152,8 +154,17 @@ enum ServeCommand {
             "WallImage": chainHooks([wall.hook, thumbnails.hook]),
             "WallImageComment": wall.hook,
         ])
-        objects.setRules(ObjectService.Rules(readScopes: wall.readScopes, deleteGrants: wall.deleteGrants))
+        let fileAccess = FileAccess(masterKey: config.masterKey, database: database, wall: wall)
+        objects.setRules(ObjectService.Rules(readScopes: wall.readScopes, deleteGrants: wall.deleteGrants,
+                                             renderHooks: ["WallImage": { fileAccess.signWallFiles(&$0) }]))
         let users = try UserService(objects: objects, providers: providers, friends: friends, logger: logger)
+        var threshold = 2500
+        if let t = o.value("feed-threshold", env: ["PHOTOWALL_FEED_THRESHOLD"]) {
+            guard let n = Int(t), n >= 0 else { throw UsageError(description: "bad --feed-threshold '\(t)'") }
+            threshold = n
+        }
+        let feedStore: any FeedStore = (database as? any FeedStore) ?? GenericFeedStore(database: database)
+        let feed = FeedService(store: feedStore, objects: objects, wall: wall, fileAccess: fileAccess, perAuthorThreshold: threshold)
         let expiry = o.value("upload-expiry", env: ["PHOTOWALL_UPLOAD_EXPIRY"]) ?? "86400"
         guard let expirySeconds = Int64(expiry), expirySeconds > 0 else { throw UsageError(description: "bad --upload-expiry '\(expiry)'") }
         let reaper = o.value("upload-reaper-interval", env: ["PHOTOWALL_UPLOAD_REAPER_INTERVAL"]) ?? "60"
@@ -161,7 +172,8 @@ enum ServeCommand {
         let uploads = UploadService(database: database, parts: try FileSystemUploadParts(root: dataDir), files: files,
                                     config: config, expirySeconds: expirySeconds, logger: logger)
         uploads.startReaper(intervalSeconds: reaperSeconds)
-        let api = ParseAPI(config: config, objects: objects, users: users, files: files, uploads: uploads, logger: logger)
+        let api = ParseAPI(config: config, objects: objects, users: users, files: files, uploads: uploads,
+                           fileAccess: fileAccess, functions: ["feed": feed.function], logger: logger)
         var apiRouter = Router()
         api.register(on: &apiRouter)
         box.set(apiRouter)

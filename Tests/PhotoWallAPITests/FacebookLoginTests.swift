@@ -170,6 +170,27 @@ import PhotoWallCore
                                     key: .session(strangerSession)).json["code"] == 101)
         #expect(try await s.request("GET", "/classes/WallImage?where=\(byOwner)", key: .app).json["results"] == [])
 
+        // Wall files follow the image: signed URLs for those who may see it, nothing for a stranger.
+        let photo = try Data(contentsOf: TestPaths.packageRoot.appendingPathComponent("Samples/photos/landscape_o1.jpg"))
+        let upload = try await s.request("POST", "/files/wall.jpg", body: photo, key: .session(ownerSession), headers: ["Content-Type": "image/jpeg"])
+        let fileName = try #require(upload.json["name"]?.stringValue)
+        let plainURL = "\(s.baseURL)/files/\(s.appId)/\(fileName)"
+        let photoPost = try await s.request("POST", "/classes/WallImage", json: ["image": ["__type": "File", "name": .string(fileName)]],
+                                            key: .session(ownerSession))
+        let photoId = try #require(photoPost.json["objectId"]?.stringValue)
+        let signed = try #require(try await s.request("GET", "/classes/WallImage/\(photoId)", key: .session(friendSession)).json["image"]?["url"]?.stringValue)
+        #expect(signed.hasPrefix(plainURL + "?exp="))
+        #expect(try await s.request("GET", signed, key: .none).body == photo, "a friend's signed URL works without headers")
+        let thumbSigned = try #require(photoPost.json["thumbnail"]?["url"]?.stringValue)
+        #expect(try await s.request("GET", thumbSigned, key: .none).status == 200, "the owner's create response carries signed URLs")
+        #expect(try await s.request("GET", plainURL, key: .none).status == 404, "no signature, no session: not served")
+        #expect(try await s.request("GET", plainURL, key: .session(strangerSession)).status == 404)
+        #expect(try await s.request("GET", plainURL, key: .session(friendSession)).status == 200)
+        let tampered = signed.replacingOccurrences(of: "sig=", with: "sig=0")
+        #expect(try await s.request("GET", tampered, key: .none).status == 404)
+        let expired = signed.replacingOccurrences(of: #"exp=\d+"#, with: "exp=1000", options: .regularExpression)
+        #expect(try await s.request("GET", expired, key: .none).status == 404)
+
         // Deleting comments: not the stranger; the image's owner may delete the friend's comment.
         #expect(try await s.request("DELETE", "/classes/WallImageComment/\(friendCommentId)", key: .session(strangerSession)).json["code"] == 101)
         #expect(try await s.request("PUT", "/classes/WallImageComment/\(friendCommentId)", json: ["comment": "edited"],
@@ -185,6 +206,77 @@ import PhotoWallCore
         try await fb.post("/__control/friendships/\(owner)/\(friend)", method: "PUT")
     }
 
+    @Test func feedPagesThroughFriendsImagesWithoutGapsOrDuplicates() async throws {
+        let fixture = MockFacebookProcess.fixture
+        let appUsers = Set(MockFacebookProcess.appUsers())
+        let viewer = try #require(MockFacebookProcess.appUsers(minFriends: 2).dropFirst(8).first)
+        let friends = Set((fixture[viewer]?["friends"]?.arrayValue ?? []).compactMap { $0.stringValue }).intersection(appUsers)
+        let (f1, f2) = (friends.sorted()[0], friends.sorted()[1])
+        let stranger = try #require(appUsers.subtracting(friends).subtracting([viewer]).sorted().dropFirst(3).first)
+        var sessions: [String: String] = [:]
+        for u in [viewer, f1, f2, stranger] { sessions[u] = try await login(u).1 }
+
+        var mine: [String: String] = [:]  // objectId → author
+        for (author, count) in [(viewer, 3), (f1, 4), (f2, 2), (stranger, 3)] {
+            for i in 0..<count {
+                let r = try await s.request("POST", "/classes/WallImage", json: ["caption": .string("\(author)-\(i)")], key: .session(sessions[author]!))
+                let id = try #require(r.json["objectId"]?.stringValue)
+                if author != stranger { mine[id] = author }
+            }
+        }
+        // Comments on one of the viewer's images: 4, so the feed shows the newest 3, oldest first.
+        let commented = try #require(mine.first { $0.value == viewer }?.key)
+        for (i, who) in [viewer, f1, f2, f1].enumerated() {
+            let r = try await s.request("POST", "/classes/WallImageComment", json: ["comment": .string("c\(i)"), "imageObjectId": .string(commented)],
+                                        key: .session(sessions[who]!))
+            #expect(r.status == 201)
+        }
+
+        // Page through with limit 4, while a friend posts a new image after the first page.
+        var seen: [String] = []
+        var cursor: JSON = .null
+        var pages = 0
+        var lastCreatedAt = "9999"
+        repeat {
+            let r = try await s.request("POST", "/functions/feed", json: ["limit": 4, "cursor": cursor], key: .session(sessions[viewer]!))
+            #expect(r.status == 200, "\(r.text)")
+            let images = try #require(r.json["result"]?["images"]?.arrayValue)
+            for img in images {
+                let id = try #require(img["objectId"]?.stringValue)
+                seen.append(id)
+                let created = img["createdAt"]?.stringValue ?? ""
+                #expect(created <= lastCreatedAt, "newest first")
+                lastCreatedAt = created
+                if id == commented {
+                    #expect(img["commentCount"] == 4)
+                    #expect(img["comments"]?.arrayValue?.map { $0["comment"] } == ["c1", "c2", "c3"])
+                    #expect(img["comments"]?.arrayValue?.last?["user"]?["fbId"]?.stringValue == f1)
+                }
+                if let author = mine[id] {
+                    #expect(img["user"]?["fbId"]?.stringValue == author)
+                    #expect(img["user"]?["name"] == fixture[author]?["name"])
+                }
+            }
+            cursor = r.json["result"]?["nextCursor"] ?? .null
+            pages += 1
+            if pages == 1 {
+                _ = try await s.request("POST", "/classes/WallImage", json: ["caption": "late"], key: .session(sessions[f1]!))
+            }
+        } while !cursor.isNull && pages < 20
+        #expect(seen.count == Set(seen).count, "no duplicates")
+        #expect(Set(seen) == Set(mine.keys), "every image of the viewer and friends, none of the stranger's")
+        #expect(pages == 3)
+
+        // A fresh first page starts with the late image; a stranger's feed doesn't show the viewer's.
+        let fresh = try await s.request("POST", "/functions/feed", json: ["limit": 1], key: .session(sessions[viewer]!))
+        #expect(fresh.json["result"]?["images"]?.arrayValue?.first?["caption"] == "late")
+        let theirs = try await s.request("POST", "/functions/feed", json: ["limit": 100], key: .session(sessions[stranger]!))
+        let theirIds = Set(theirs.json["result"]?["images"]?.arrayValue?.compactMap { $0["objectId"]?.stringValue } ?? [])
+        #expect(theirIds.isDisjoint(with: Set(mine.filter { $0.value == viewer }.map(\.key))), "not the viewer's own images")
+        #expect(try await s.request("POST", "/functions/feed", json: ["cursor": "???"], key: .session(sessions[viewer]!)).json["code"] == 107)
+        #expect(try await s.request("POST", "/functions/feed", json: [:], key: .app).json["code"] == 209)
+    }
+
     @Test func providerDownIsAClearErrorNotAHang() async throws {
         // A server whose Graph URL points at a closed port.
         let dead = try ParseTestServer(extraArgs: ["--facebook-url", "http://127.0.0.1:1/v19.0"])
@@ -196,16 +288,9 @@ import PhotoWallCore
         #expect(Date().timeIntervalSince(started) < 15)
     }
 
-    /// Reads `_FRIENDS` straight from the SQLite file.
+    /// Reads `_FRIENDS` straight from the server's database (SQLite file or PostgreSQL).
     func friendsInDatabase(of fbId: String) throws -> [String] {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        p.arguments = [s.dataDir.appendingPathComponent("photowall.sqlite").path, "SELECT friendFBId FROM _FRIENDS WHERE userFBId = '\(fbId)'"]
-        let out = Pipe()
-        p.standardOutput = out
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
+        try s.databaseQuery("SELECT \"friendFBId\" FROM \"_FRIENDS\" WHERE \"userFBId\" = '\(fbId)'")
+            .split(separator: "\n").map(String.init)
     }
 }

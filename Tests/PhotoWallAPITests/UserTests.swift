@@ -97,16 +97,8 @@ import PhotoWallCore
 
     @Test func passwordIsStoredAsBcrypt() async throws {
         let (id, _) = try await s.signUp()
-        // Read the stored row straight from SQLite: the clear password must not be there.
-        let db = s.dataDir.appendingPathComponent("photowall.sqlite").path
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        p.arguments = [db, "SELECT doc FROM \"c__User\" WHERE objectId = '\(id)'"]
-        let out = Pipe()
-        p.standardOutput = out
-        try p.run()
-        p.waitUntilExit()
-        let doc = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        // Read the stored row straight from the database: the clear password must not be there.
+        let doc = try s.databaseQuery("SELECT doc FROM \"c__User\" WHERE \"objectId\" = '\(id)'")
         #expect(!doc.contains("secret-pw"))
         #expect(doc.range(of: #"\$2b\$10\$[./A-Za-z0-9]{53}"#, options: .regularExpression) != nil)
     }

@@ -84,7 +84,7 @@ struct PostgresAdapterTests {
     @Test func permissionsFilterReadsAndWrites() throws {
         let priv = object("P", ["n": 1], acl: .privateTo("alice"), id: "privObject")
         let pub = object("P", ["n": 2], acl: nil, id: "pubObject1")
-        let role = object("P", ["n": 3], acl: ACL(entries: ["role:Mods": .init(read: true, write: false), "*": .init(read: false, write: false)]), id: "roleObject")
+        let role = object("P", ["n": 3], acl: ACL(entries: ["role:Mods": .init(read: true, write: false)]), id: "roleObject")
         try db.insert(priv)
         try db.insert(pub)
         try db.insert(role)

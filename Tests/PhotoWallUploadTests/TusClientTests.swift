@@ -96,7 +96,7 @@ import Testing
         // The server's public URL names the proxy, so the Location it hands out goes through it too.
         let proxy = try CuttingProxy(cuts: 10, minBytes: 20_000, maxBytes: 1_500_000)
         defer { proxy.stop() }
-        let s = try ParseTestServer(extraArgs: ["--public-url", "http://127.0.0.1:\(proxy.port)/parse", "--log-level", "info"])
+        let s = try ParseTestServer(extraArgs: ["--public-url", "http://127.0.0.1:\(proxy.port)/parse"])
         proxy.upstreamPort = s.port
         let (_, token) = try await s.signUp()
         try await withTemporaryDirectory { dir in
@@ -111,7 +111,7 @@ import Testing
                 print(s.serverLog().split(separator: "\n").suffix(60).joined(separator: "\n"))
                 throw error
             }
-            #expect(proxy.cutsMade >= 5, "\(proxy.summary)")
+            #expect(proxy.cutsMade >= 3, "\(proxy.summary)")
             #expect(result.retries >= 1, "\(proxy.summary)")
             #expect(events.names.filter { $0 == "retrying" }.count == result.retries)
             #expect(log.violations(total: Int64(total)).isEmpty, "\(log.violations(total: Int64(total))) \(proxy.summary)")

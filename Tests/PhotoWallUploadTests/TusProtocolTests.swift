@@ -155,21 +155,45 @@ import Testing
     @Test func status423ForASecondConcurrentPatch() async throws {
         let t = try await tus()
         let (_, path) = try t.create(length: 2000)
-        // The first PATCH sends its head and half its body, then waits: it holds the upload.
+        // The first PATCH sends its head and then its body a byte every 50 ms: it holds the upload
+        // and is visibly alive.
         let first = try TestHTTPClient(port: sharedServer.port)
         try first.sendHead("PATCH", path, headers: t.headers([("Upload-Offset", "0"), ("Content-Type", "application/offset+octet-stream"),
                                                               ("Content-Length", "1000")]))
         try first.send(Array(repeating: UInt8(1), count: 500))
+        let trickle = Trickle(first, bytes: 400)
         var second = try t.patch(path, offset: 0, body: Array(repeating: 2, count: 1000))
         for _ in 0..<50 where second.status == 409 {  // until the first PATCH has reached the service
             try await Task.sleep(for: .milliseconds(20))
             second = try t.patch(path, offset: 0, body: Array(repeating: 2, count: 1000))
         }
         #expect(second.status == 423)
-        try first.send(Array(repeating: UInt8(1), count: 500))
+        let trickled = await onThread { trickle.finish() }
+        try first.send(Array(repeating: UInt8(1), count: 500 - trickled))
         let done = try first.readResponse(method: "PATCH")
         #expect(done.status == 204)
         #expect(done.header("Upload-Offset") == "1000")
+    }
+
+    @Test func aStalledPatchGivesWayToTheNextOne() async throws {
+        let t = try await tus()
+        let (_, path) = try t.create(length: 2000)
+        // A PATCH whose connection went quiet (a dropped link the server can't see)…
+        let first = try TestHTTPClient(port: sharedServer.port)
+        try first.sendHead("PATCH", path, headers: t.headers([("Upload-Offset", "0"), ("Content-Type", "application/offset+octet-stream"),
+                                                              ("Content-Length", "1000")]))
+        try first.send(Array(repeating: UInt8(1), count: 600))
+        try await Task.sleep(for: .milliseconds(1300))  // the server's writer stall limit is 1 s
+        // …is preempted by the next one, keeping the 600 bytes it received.
+        let second = try t.patch(path, offset: 0, body: Array(repeating: 2, count: 1000))
+        #expect(second.status == 409)
+        #expect(second.header("Upload-Offset") == "600")
+        let third = try t.patch(path, offset: 600, body: Array(repeating: 3, count: 1400))
+        #expect(third.status == 204)
+        #expect(third.header("X-Parse-File-Name") != nil)
+        // The old connection's later bytes are refused: it is closed.
+        try? first.send(Array(repeating: UInt8(1), count: 400))
+        #expect(first.waitForPeerClose(timeoutSeconds: 5))
     }
 
     @Test func status460OnChecksumMismatchDiscardsTheChunk() async throws {
@@ -199,5 +223,36 @@ import Testing
         let wrongApp = try t.client.request("POST", "/parse/uploads", headers: [("X-Parse-Application-Id", "nope"),
                                                                                 ("Tus-Resumable", "1.0.0"), ("Upload-Length", "10")])
         #expect(wrongApp.status == 403)
+    }
+}
+
+/// Sends one byte every 50 ms on a connection from a background thread, until `finish` (which
+/// waits for the thread). At most `bytes` bytes.
+final class Trickle: @unchecked Sendable {
+    // @unchecked Sendable: `stop` is only touched under `lock`; `client` is used by the thread
+    // alone until `finish` returns.
+    private let lock = NSLock()
+    private var stop = false
+    private var sent = 0
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ client: TestHTTPClient, bytes: Int) {
+        nonisolated(unsafe) let client = client
+        Thread { [self] in
+            for _ in 0..<bytes {
+                if lock.withLock({ stop }) { break }
+                guard (try? client.send([UInt8(1)])) != nil else { break }
+                lock.withLock { sent += 1 }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            done.signal()
+        }.start()
+    }
+
+    /// Stops the thread. - Returns: how many bytes it sent, once it has stopped.
+    func finish() -> Int {
+        lock.withLock { stop = true }
+        done.wait()
+        return lock.withLock { sent }
     }
 }

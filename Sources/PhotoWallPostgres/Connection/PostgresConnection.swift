@@ -29,6 +29,8 @@ public struct PostgresRows: Sendable {
 public final class PostgresConnection: @unchecked Sendable {
     let rawHandle: PGConnHandle
     private var statements: [String: String] = [:]
+    /// Prepared statements kept per connection before they are all deallocated.
+    static let maxPreparedStatements = 512
     /// True after a failure that may have left the session unusable; the pool drops it.
     private(set) var isBroken = false
 
@@ -92,6 +94,11 @@ public final class PostgresConnection: @unchecked Sendable {
 
     private func prepared(_ sql: String, parameterCount: Int) throws(PostgresError) -> String {
         if let name = statements[sql] { return name }
+        if statements.count >= Self.maxPreparedStatements {
+            // Many query shapes (one per `$in` length and predicate tree): start over rather than grow without bound.
+            try execute("DEALLOCATE ALL")
+            statements.removeAll()
+        }
         let name = "s\(statements.count)"
         let result = PQprepare(rawHandle, name, sql, Int32(parameterCount), nil)
         _ = try consume(result, sql: sql)

@@ -44,8 +44,11 @@ public final class ObjectService: Sendable {
     public struct Rules: Sendable {
         public var readScopes: [String: ReadScope] = [:]
         public var deleteGrants: [String: DeleteGrant] = [:]
-        public init(readScopes: [String: ReadScope] = [:], deleteGrants: [String: DeleteGrant] = [:]) {
-            self.readScopes = readScopes; self.deleteGrants = deleteGrants
+        /// Last touches to an object's wire form per class (e.g. signing file URLs).
+        public var renderHooks: [String: @Sendable (inout [String: JSON]) -> Void] = [:]
+        public init(readScopes: [String: ReadScope] = [:], deleteGrants: [String: DeleteGrant] = [:],
+                    renderHooks: [String: @Sendable (inout [String: JSON]) -> Void] = [:]) {
+            self.readScopes = readScopes; self.deleteGrants = deleteGrants; self.renderHooks = renderHooks
         }
     }
 
@@ -94,6 +97,7 @@ public final class ObjectService: Sendable {
             let object = StoredObject(className: className, objectId: ParseIdentifier.alphanumeric(10),
                                       createdAt: now, updatedAt: now, fields: fields, acl: acl)
             try database.insert(object)
+            if let hook = rules.read({ $0.renderHooks[className] }) { hook(&changed) }
             return CreateResult(objectId: object.objectId, createdAt: now, changed: changed)
         } catch {
             outcome?.undo?()
@@ -146,6 +150,7 @@ public final class ObjectService: Sendable {
                 object.updatedAt = ParseDate.now()
             }
             for (k, v) in outcome?.fields ?? [:] { changed[k] = v }
+            if let hook = rules.read({ $0.renderHooks[className] }) { hook(&changed) }
             return (stored.updatedAt, changed)
         } catch {
             outcome?.undo?()
@@ -218,6 +223,7 @@ public final class ObjectService: Sendable {
             w["email"] = nil
         }
         if o.className == "_Session" { w["sessionToken"] = auth.isMaster || auth.sessionToken == w["sessionToken"]?.stringValue ? w["sessionToken"] : nil }
+        if let hook = rules.read({ $0.renderHooks[o.className] }) { hook(&w) }
         return w
     }
 

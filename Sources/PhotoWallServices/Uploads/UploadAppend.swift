@@ -2,14 +2,24 @@ import Foundation
 import PhotoWallCore
 import PhotoWallCrypto
 import PhotoWallStorage
+import Synchronization
 
 /// One PATCH in progress: the body streams into the part (engine thread), then `finish` (worker
 /// thread) verifies the checksum, makes the bytes durable and moves the offset; or `abort`
 /// (connection cut) keeps what arrived.
 ///
+/// A PATCH whose connection went quiet can be *preempted* by the next PATCH for the same upload
+/// (`preemptIfStalled`), as tusd does: a tus client only sends a new PATCH after giving up on the
+/// old one, but the server may not learn of the old connection's end for a while — a dropped
+/// mobile link sends no FIN at all, and libmicrohttpd 0.9.75 (epoll, edge-triggered) can miss a
+/// FIN that arrives together with the last body bytes until its idle timeout (30 s). The
+/// preempted request keeps what arrived (as `abort` does) and its later calls fail.
+///
 /// `@unchecked Sendable`: used by one request at a time — the engine thread writes, then exactly
 /// one of `finish`/`abort` runs after the body ends (ordered by the engine's suspend/resume or
-/// completion callback). The upload's single-writer lock is held from creation to that end.
+/// completion callback) — except `preemptIfStalled`, which another request's thread may call;
+/// `phase` (a mutex, held around every use of `writer` until the request has ended) keeps that
+/// one from racing with `write`. The upload's single-writer lock is held from creation to the end.
 public final class UploadAppend: @unchecked Sendable {
     let service: UploadService
     public private(set) var record: UploadRecord
@@ -18,7 +28,15 @@ public final class UploadAppend: @unchecked Sendable {
     let running: Digest?
     var received: Int64 = 0
     var failure: ParseError?
-    var ended = false
+    /// Whether the request has ended (finish, abort or preemption started), and when the last body
+    /// bytes arrived.
+    let phase = Mutex(Phase())
+
+    struct Phase {
+        var ended = false
+        var preempted = false
+        var lastWrite = ContinuousClock.now
+    }
 
     init(service: UploadService, record: UploadRecord, writer: any UploadPartWriter, expected: (Digest, [UInt8])?, running: Digest?) {
         self.service = service; self.record = record; self.writer = writer; self.expected = expected; self.running = running
@@ -26,22 +44,31 @@ public final class UploadAppend: @unchecked Sendable {
 
     /// Appends body bytes. - Throws: when the disk write fails (the connection is then cut).
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
-        do {
-            try writer.write(bytes)
-        } catch {
-            failure = error
-            throw error
+        try phase.withLock { (p: inout Phase) throws in
+            // Preempted by a newer PATCH: the part belongs to it now (the engine closes this connection).
+            guard !p.ended else { throw UploadError.locked }
+            do throws(ParseError) {
+                try writer.write(bytes)
+            } catch {
+                failure = error
+                throw error
+            }
+            expected?.0.update(bytes)
+            running?.update(bytes)
+            received += Int64(bytes.count)
+            p.lastWrite = .now
         }
-        expected?.0.update(bytes)
-        running?.update(bytes)
-        received += Int64(bytes.count)
     }
 
     /// The body arrived whole. - Returns: the upload after the chunk (complete when it was the last).
     /// - Throws: `UploadError.checksumMismatch` (the chunk is discarded); `ParseError` on storage failures.
     public func finish() throws -> UploadRecord {
-        guard !ended else { return record }
-        ended = true
+        let (wasEnded, preempted) = phase.withLock { p in
+            defer { p.ended = true }
+            return (p.ended, p.preempted)
+        }
+        if preempted { throw UploadError.locked }  // a newer PATCH took over; it has the upload now
+        guard !wasEnded else { return record }
         defer { writer.close(); service.release(record.id) }
         if let failure { throw failure }
         if let (digest, want) = expected, digest.finalize() != want {
@@ -59,8 +86,32 @@ public final class UploadAppend: @unchecked Sendable {
     /// The connection ended mid-body: keep what arrived (tus §PATCH "should store as much of the
     /// received data as possible"), unless a checksum was promised, which a partial chunk can't meet.
     public func abort() {
-        guard !ended else { return }
-        ended = true
+        let wasEnded = phase.withLock { p in
+            defer { p.ended = true }
+            return p.ended
+        }
+        guard !wasEnded else { return }
+        keepWhatArrived()
+    }
+
+    /// Ends this request for a newer PATCH when no body bytes arrived for `stall`: keeps what
+    /// arrived (as `abort`) and releases the upload's single-writer lock.
+    /// - Returns: false when the request is active (bytes arrived recently) or already ending.
+    func preemptIfStalled(after stall: Duration) -> Bool {
+        let take = phase.withLock { p -> Bool in
+            guard !p.ended, ContinuousClock.now - p.lastWrite >= stall else { return false }
+            p.ended = true
+            p.preempted = true
+            return true
+        }
+        guard take else { return false }
+        service.logger.notice("preempting a stalled upload request", ["upload.id": record.id, "bytes": "\(received)"])
+        keepWhatArrived()
+        return true
+    }
+
+    /// The end of an unfinished request: keep what arrived, or drop it when a checksum was promised.
+    private func keepWhatArrived() {
         defer { writer.close(); service.release(record.id) }
         do {
             if expected != nil || failure != nil {

@@ -25,6 +25,11 @@ public final class UploadService: Sendable {
     public let expirySeconds: Int64
     /// Uploads with a PATCH in progress (one writer at a time).
     let writers = Mutex<Set<String>>([])
+    /// The PATCH holding each upload in `writers` (once its append exists), for preemption.
+    let holders = Mutex<[String: UploadAppend]>([:])
+    /// A PATCH that received no body bytes for this long gives way to a newer PATCH for the same
+    /// upload (see `UploadAppend.preemptIfStalled`); a livelier one makes the newer get 423.
+    public let writerStallLimit: Duration
     /// Running SHA-256 of each upload's durable bytes, while this process has seen them all;
     /// lets completion skip re-reading the file. Dropped when it can't be trusted.
     let runningDigests = Mutex<[String: DigestState]>([:])
@@ -34,9 +39,9 @@ public final class UploadService: Sendable {
     public static let checksumAlgorithms = ["sha1", "sha256"]
 
     public init(database: any DatabaseAdapter, parts: any UploadPartStore, files: FileService, config: ServerConfig,
-                expirySeconds: Int64 = 86_400, logger: Logger) {
+                expirySeconds: Int64 = 86_400, writerStallLimit: Duration = .seconds(1), logger: Logger) {
         self.database = database; self.parts = parts; self.files = files; self.config = config
-        self.expirySeconds = expirySeconds; self.logger = logger
+        self.expirySeconds = expirySeconds; self.writerStallLimit = writerStallLimit; self.logger = logger
     }
 
     static func owner(of auth: AuthContext) -> String? {
@@ -131,15 +136,25 @@ public final class UploadService: Sendable {
         }
         guard offset == u.offset else { throw UploadError.offsetMismatch(current: u.offset) }
         let locked = writers.withLock { $0.insert(u.id).inserted }
-        guard locked else { throw UploadError.locked }
+        guard locked else {
+            // The holder's connection may be dead without the server knowing: a stalled one gives
+            // way, keeping what it received, and this request starts over against the new state
+            // (usually 409 with the new offset, which the client then HEADs for).
+            if let holder = holders.withLock({ $0[u.id] }), holder.preemptIfStalled(after: writerStallLimit) {
+                return try beginAppend(id: id, offset: offset, length: length, checksum: checksum, auth: auth)
+            }
+            throw UploadError.locked
+        }
         do {
             let writer = try parts.openForAppend(u.id, at: u.offset)
             let running = runningDigests.withLock { d -> Digest? in
                 guard let s = d[u.id], s.offset == u.offset else { d[u.id] = nil; return nil }
                 return s.digest
             }
-            return UploadAppend(service: self, record: u, writer: writer, expected: expected.map { (Digest($0.0), $0.1) },
-                                running: running)
+            let append = UploadAppend(service: self, record: u, writer: writer, expected: expected.map { (Digest($0.0), $0.1) },
+                                      running: running)
+            holders.withLock { $0[u.id] = append }
+            return append
         } catch {
             writers.withLock { _ = $0.remove(u.id) }
             throw error
@@ -152,6 +167,7 @@ public final class UploadService: Sendable {
     }
 
     func release(_ id: String) {
+        holders.withLock { _ = $0.removeValue(forKey: id) }
         writers.withLock { _ = $0.remove(id) }
     }
 

@@ -9,7 +9,7 @@ import Synchronization
 /// milliseconds since 1970, and `rperm`/`wperm` are JSON arrays of ACL entries (NULL = public)
 /// used to filter rows. Hot fields get expression indexes (`json_extract(doc,'$.userFBId')`).
 /// `_SCHEMA` keeps each class's field types; `_FILES` keeps file metadata.
-public final class SQLiteAdapter: DatabaseAdapter, FriendGraphStore {
+public final class SQLiteAdapter: DatabaseAdapter, FriendGraphStore, FeedStore {
     let db: SQLiteDatabase
     let schemas = ReadMostly<[String: ClassSchema]>([:])
     let logger: Logger
@@ -388,6 +388,74 @@ public final class SQLiteAdapter: DatabaseAdapter, FriendGraphStore {
         try guarded {
             try db.read { conn in
                 !(try conn.query("SELECT 1 FROM _FRIENDS WHERE userFBId = ? AND friendFBId = ?", [.text(userFBId), .text(friendFBId)]).isEmpty)
+            }
+        }
+    }
+
+    // MARK: feed
+
+    static let wallAuthor = SQLiteQueryCompiler.jsonPath("userFBId")
+
+    public func feedKeys(authors: [String], viewerFBId: String, before: FeedCursor?, limit: Int, strategy: FeedStrategy,
+                         scanLimit: Int) throws(ParseError) -> (keys: [FeedCursor], scannedToEnd: Bool) {
+        guard try schema(of: "WallImage") != nil, limit > 0 else { return ([], true) }
+        let t = Self.table("WallImage")
+        let cursor = before ?? FeedCursor(createdAt: Int64.max, objectId: "")
+        let older = "(createdAt < ? OR (createdAt = ? AND objectId < ?))"
+        let cursorArgs: [SQLValue] = [.integer(cursor.createdAt), .integer(cursor.createdAt), .text(before == nil ? "\u{10FFFF}" : cursor.objectId)]
+        return try guarded {
+            try db.read { conn in
+                switch strategy {
+                case .perAuthor:
+                    // One probe per author on (userFBId, createdAt); each returns at most `limit` keys.
+                    let sql = "SELECT createdAt, objectId FROM \(t) WHERE \(Self.wallAuthor) = ? AND \(older) ORDER BY createdAt DESC, objectId DESC LIMIT ?"
+                    var keys: [FeedCursor] = []
+                    for author in Set(authors) {
+                        try conn.forEachRow(sql, [.text(author)] + cursorArgs + [.integer(Int64(limit))]) { row in
+                            keys.append(FeedCursor(createdAt: row[0].integer ?? 0, objectId: row[1].text ?? ""))
+                        }
+                    }
+                    keys.sort(by: >)
+                    return (Array(keys.prefix(limit)), true)
+                case .globalScan:
+                    // Newest first along the createdAt index, at most `scanLimit` entries, keeping the viewer's
+                    // own posts and their friends' (the friend table joins as an ephemeral index).
+                    let sql = """
+                        SELECT createdAt, objectId, author FROM (
+                            SELECT createdAt, objectId, \(Self.wallAuthor) AS author FROM \(t) INDEXED BY "i_WallImage_createdAt"
+                            WHERE \(older) ORDER BY createdAt DESC, objectId DESC LIMIT ?)
+                        """
+                    let audience = Set(authors)
+                    var keys: [FeedCursor] = []
+                    var scanned = 0
+                    try conn.forEachRow(sql, cursorArgs + [.integer(Int64(scanLimit))]) { row in
+                        scanned += 1
+                        guard keys.count < limit, let a = row[2].text, audience.contains(a) else { return }
+                        keys.append(FeedCursor(createdAt: row[0].integer ?? 0, objectId: row[1].text ?? ""))
+                    }
+                    return (keys, scanned < scanLimit || keys.count >= limit)
+                }
+            }
+        }
+    }
+
+    public func comments(ofImages ids: [String], perImage: Int) throws(ParseError) -> [String: (count: Int, latest: [StoredObject])] {
+        guard !ids.isEmpty, try schema(of: "WallImageComment") != nil else { return [:] }
+        let t = Self.table("WallImageComment")
+        let image = SQLiteQueryCompiler.jsonPath("imageObjectId")
+        return try guarded {
+            try db.read { conn in
+                var out: [String: (count: Int, latest: [StoredObject])] = [:]
+                for id in ids {
+                    let count = try conn.query("SELECT count(*) FROM \(t) WHERE \(image) = ?", [.text(id)]).first?.first?.integer ?? 0
+                    var latest: [StoredObject] = []
+                    if count > 0 {
+                        try conn.forEachRow("SELECT \(Self.columns) FROM \(t) WHERE \(image) = ? ORDER BY createdAt DESC, objectId DESC LIMIT ?",
+                                            [.text(id), .integer(Int64(perImage))]) { latest.append(try Self.decodeRow("WallImageComment", $0)) }
+                    }
+                    out[id] = (Int(count), latest)
+                }
+                return out
             }
         }
     }

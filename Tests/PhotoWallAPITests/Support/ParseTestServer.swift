@@ -49,7 +49,7 @@ final class ParseTestServer: @unchecked Sendable {
 
     init(extraArgs: [String] = [], dataDir: URL? = nil) throws {
         self.dataDir = dataDir ?? FileManager.default.temporaryDirectory.appendingPathComponent("photowall-test-\(UUID().uuidString)")
-        self.extraArgs = extraArgs
+        self.extraArgs = extraArgs + (try TestDatabase.serverArguments())  // PostgreSQL run: a fresh database
         try FileManager.default.createDirectory(at: self.dataDir, withIntermediateDirectories: true)
         stderrLog = self.dataDir.appendingPathComponent("server.log")
         try start()

@@ -1,0 +1,153 @@
+import Foundation
+import PhotoWallCore
+import PhotoWallStorage
+
+/// The friend feed: the `WallImage`s of the viewer and their friends, newest first, with each
+/// author's name, the image and thumbnail URLs, the comment count and the latest comments.
+///
+/// Fan-out on read, adaptive (social-and-uploads.md §5.5): with at most `perAuthorThreshold` authors
+/// one index probe per author is cheapest; above it, a newest-first walk of the time index keeping
+/// the viewer's authors wins (their posts are dense in time). The walk stops after `scanLimit`
+/// entries and a short page is finished per author, so friends who rarely post can't make it crawl.
+/// Pages chain by an opaque keyset cursor on (`createdAt`, `objectId`): no skip, so nothing is
+/// duplicated or missed while new images arrive.
+public final class FeedService: Sendable {
+    let store: any FeedStore
+    let objects: ObjectService
+    let wall: WallRules
+    /// Authors (friends + 1) up to which the per-author strategy is used.
+    public let perAuthorThreshold: Int
+    public let scanLimit: Int
+    public static let defaultLimit = 20
+    public static let maxLimit = 100
+    /// Comments returned per image (the newest ones, oldest first).
+    public static let latestComments = 3
+
+    let fileAccess: FileAccess?
+
+    public init(store: any FeedStore, objects: ObjectService, wall: WallRules, fileAccess: FileAccess? = nil,
+                perAuthorThreshold: Int = 2500, scanLimit: Int = 50_000) {
+        self.store = store; self.objects = objects; self.wall = wall; self.fileAccess = fileAccess
+        self.perAuthorThreshold = perAuthorThreshold; self.scanLimit = scanLimit
+    }
+
+    /// `POST /functions/feed {limit, cursor}`.
+    /// - Returns: `{"images":[…], "nextCursor": String|null}`; each image is
+    ///   `{objectId, user:{objectId,name,fbId}, createdAt, image:{url}, thumbnail:{url}, width, height, commentCount, comments}`.
+    /// - Throws: 209 without a session; 107 for a malformed cursor; 102 for a bad limit.
+    public func feed(params: [String: JSON], auth: AuthContext) throws(ParseError) -> JSON {
+        guard let viewer = auth.user else { throw ParseError(.invalidSessionToken, "Session token required.") }
+        var limit = Self.defaultLimit
+        if let l = params["limit"] {
+            guard let n = l.intValue, n >= 1 else { throw ParseError(.invalidQuery, "limit must be a positive integer.") }
+            limit = min(n, Self.maxLimit)
+        }
+        var cursor: FeedCursor?
+        if let c = params["cursor"], !c.isNull {
+            guard let text = c.stringValue, let decoded = Self.decodeCursor(text) else { throw ParseError(.invalidJSON, "Invalid cursor.") }
+            cursor = decoded
+        }
+        let me = WallRules.wallId(of: viewer)
+        let authors = wall.visibility == .public ? nil : try wall.audience(of: viewer)
+        let keys = try page(authors: authors, viewer: me, before: cursor, limit: limit)
+        return try render(keys: keys, limit: limit, auth: auth)
+    }
+
+    /// The strategy the feed uses for `authorCount` authors.
+    public func strategy(forAuthors authorCount: Int) -> FeedStrategy {
+        authorCount <= perAuthorThreshold ? .perAuthor : .globalScan
+    }
+
+    func page(authors: [String]?, viewer: String, before: FeedCursor?, limit: Int) throws(ParseError) -> [FeedCursor] {
+        guard let authors else {
+            // Public walls: everyone's posts, by time.
+            let q = StoredQuery(className: "WallImage", predicate: GenericFeedStore.olderThan(before),
+                                order: GenericFeedStore.newestFirst, limit: limit, readers: nil)
+            return try objects.database.find(q).map { FeedCursor(createdAt: $0.createdAt.millisecondsSince1970, objectId: $0.objectId) }
+        }
+        let strategy = strategy(forAuthors: authors.count)
+        var (keys, complete) = try store.feedKeys(authors: authors, viewerFBId: viewer, before: before, limit: limit,
+                                                  strategy: strategy, scanLimit: scanLimit)
+        if !complete, keys.count < limit {
+            // The scan hit its cap: finish the page per author below the scan frontier.
+            let frontier = keys.last ?? before
+            let rest = try store.feedKeys(authors: authors, viewerFBId: viewer, before: frontier, limit: limit - keys.count,
+                                          strategy: .perAuthor, scanLimit: scanLimit).keys
+            keys += rest
+        }
+        return keys
+    }
+
+    func render(keys: [FeedCursor], limit: Int, auth: AuthContext) throws(ParseError) -> JSON {
+        let ids = keys.map(\.objectId)
+        let found = try objects.database.find(StoredQuery(className: "WallImage", predicate: .inList("objectId", ids.map { .string($0) }, negated: false),
+                                                          readers: nil))
+        let byId = Dictionary(found.map { ($0.objectId, $0) }, uniquingKeysWith: { a, _ in a })
+        let images = ids.compactMap { byId[$0] }
+        let comments = try store.comments(ofImages: images.map(\.objectId), perImage: Self.latestComments)
+        var userIds = Set(images.compactMap { $0.fields["user"]?["objectId"]?.stringValue })
+        for (_, c) in comments { for x in c.latest { if let u = x.fields["user"]?["objectId"]?.stringValue { userIds.insert(u) } } }
+        let users = try objects.database.find(StoredQuery(className: "_User", predicate: .inList("objectId", userIds.sorted().map { .string($0) }, negated: false),
+                                                          readers: nil))
+        var people: [String: JSON] = [:]
+        for u in users {
+            var p: [String: JSON] = ["objectId": .string(u.objectId)]
+            p["name"] = u.fields["name"] ?? u.fields["username"] ?? .null
+            p["fbId"] = u.fields["fbId"] ?? .null
+            people[u.objectId] = .object(p)
+        }
+        func person(_ o: StoredObject) -> JSON {
+            guard let id = o.fields["user"]?["objectId"]?.stringValue else { return .null }
+            return people[id] ?? ["objectId": .string(id), "name": .null, "fbId": o.fields["userFBId"] ?? .null]
+        }
+        func file(_ v: JSON?) -> JSON {
+            guard let name = v?["name"]?.stringValue else { return .null }
+            var url = objects.config.fileURL(name)
+            if let fileAccess, wall.visibility == .friends { url += "?" + fileAccess.signature(for: name) }
+            return ["name": .string(name), "url": .string(url)]
+        }
+        var out: [JSON] = []
+        for img in images {
+            let c = comments[img.objectId] ?? (0, [])
+            out.append([
+                "objectId": .string(img.objectId),
+                "user": person(img),
+                "createdAt": .string(img.createdAt.iso),
+                "image": file(img.fields["image"]),
+                "thumbnail": file(img.fields["thumbnail"]),
+                "display": file(img.fields["display"]),
+                "width": img.fields["width"] ?? .null,
+                "height": img.fields["height"] ?? .null,
+                "caption": img.fields["caption"] ?? .null,
+                "commentCount": .number(Double(c.count)),
+                "comments": .array(c.latest.reversed().map { cm in
+                    ["objectId": .string(cm.objectId), "comment": cm.fields["comment"] ?? .null, "user": person(cm),
+                     "createdAt": .string(cm.createdAt.iso)]
+                }),
+            ])
+        }
+        let next: JSON = keys.count == limit ? keys.last.map { .string(Self.encodeCursor($0)) } ?? .null : .null
+        return ["images": .array(out), "nextCursor": next]
+    }
+
+    /// Opaque cursor: base64url of `<createdAt ms>:<objectId>`.
+    public static func encodeCursor(_ c: FeedCursor) -> String {
+        Data("\(c.createdAt):\(c.objectId)".utf8).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    public static func decodeCursor(_ text: String) -> FeedCursor? {
+        var b = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while b.count % 4 != 0 { b += "=" }
+        guard let data = Data(base64Encoded: b), let s = String(data: data, encoding: .utf8),
+              let colon = s.firstIndex(of: ":"), let ms = Int64(s[..<colon]) else { return nil }
+        let id = String(s[s.index(after: colon)...])
+        guard !id.isEmpty, id.count <= 32, id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else { return nil }
+        return FeedCursor(createdAt: ms, objectId: id)
+    }
+
+    /// The cloud function for `ParseAPI`.
+    public var function: @Sendable ([String: JSON], AuthContext) throws(ParseError) -> JSON {
+        { [self] params, auth throws(ParseError) in try feed(params: params, auth: auth) }
+    }
+}

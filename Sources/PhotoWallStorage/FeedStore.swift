@@ -1,0 +1,30 @@
+import PhotoWallCore
+
+/// A position in a newest-first feed: the last row seen, compared as the tuple (`createdAt`, `objectId`).
+public struct FeedCursor: Sendable, Hashable, Comparable {
+    public var createdAt: Int64
+    public var objectId: String
+    public init(createdAt: Int64, objectId: String) { self.createdAt = createdAt; self.objectId = objectId }
+    public static func < (a: FeedCursor, b: FeedCursor) -> Bool { (a.createdAt, a.objectId) < (b.createdAt, b.objectId) }
+}
+
+/// How a feed page is found. - Source: social-and-uploads.md §5.4–5.5.
+public enum FeedStrategy: String, Sendable {
+    /// One index probe per author (`(userFBId, createdAt)`), merged: cheap for few authors.
+    case perAuthor
+    /// Walk the `createdAt` index newest first, keeping rows whose author is in the viewer's set: cheap when
+    /// the set is large (its posts are dense in time).
+    case globalScan
+}
+
+/// The queries behind the friend feed, keyset-paginated on (`createdAt`, `objectId`), never skip.
+public protocol FeedStore: Sendable {
+    /// Keys of the newest `WallImage`s by `authors` strictly older than `before`, newest first.
+    /// - Parameters:
+    ///   - viewerFBId: for `.globalScan`, whose friend table row set to join (the authors are that set plus the viewer).
+    ///   - scanLimit: `.globalScan` stops after this many index entries; the caller finishes a short page per author.
+    func feedKeys(authors: [String], viewerFBId: String, before: FeedCursor?, limit: Int, strategy: FeedStrategy,
+                  scanLimit: Int) throws(ParseError) -> (keys: [FeedCursor], scannedToEnd: Bool)
+    /// The newest `perImage` comments of each image (newest first) and each image's comment count.
+    func comments(ofImages ids: [String], perImage: Int) throws(ParseError) -> [String: (count: Int, latest: [StoredObject])]
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+/// Which database the live API tests run against.
+///
+/// `PHOTOWALL_TEST_DATABASE` unset: SQLite in each server's data folder (the default).
+/// Set to an admin URL (`postgres://postgres@127.0.0.1:PORT/postgres`, as `scripts/pg.sh start`
+/// prints and `make test` exports for its second run): each `ParseTestServer` gets a freshly
+/// created database on that server, passed as `--database`, kept across its restarts.
+enum TestDatabase {
+    static let postgresAdminURL: String? = {
+        guard let url = ProcessInfo.processInfo.environment["PHOTOWALL_TEST_DATABASE"], url.hasPrefix("postgres") else { return nil }
+        return url
+    }()
+
+    /// Extra `photowall serve` arguments for a new test server: `["--database", URL]` with a new
+    /// database under PostgreSQL, nothing under SQLite.
+    static func serverArguments() throws -> [String] {
+        guard let admin = postgresAdminURL else { return [] }
+        let name = "pw_api_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
+        _ = try psql(admin, "CREATE DATABASE \"\(name)\"")
+        return ["--database", url(admin, database: String(name))]
+    }
+
+    /// Runs one SQL statement on a test server's database (`sqlite3` on its file, or `psql`) and
+    /// returns the rows, one per line, columns separated by `|`. Quote identifiers (`"objectId"`)
+    /// so the same text works on both.
+    static func query(_ sql: String, dataDir: URL, arguments: [String]) throws -> String {
+        if let i = arguments.firstIndex(of: "--database"), i + 1 < arguments.count {
+            return try psql(arguments[i + 1], sql)
+        }
+        return try run("/usr/bin/sqlite3", [dataDir.appendingPathComponent("photowall.sqlite").path, sql])
+    }
+
+    static func psql(_ url: String, _ sql: String) throws -> String {
+        try run("/usr/bin/psql", ["-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql])
+    }
+
+    static func run(_ tool: String, _ args: [String]) throws -> String {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: tool)
+        p.arguments = args
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        let errors = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        guard p.terminationStatus == 0 else {
+            throw TestServerError(description: "\(tool) failed (\(p.terminationStatus)): \(String(decoding: errors, as: UTF8.self))")
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// `admin` with its database path replaced by `database`.
+    static func url(_ admin: String, database: String) -> String {
+        let schemeEnd = admin.range(of: "://")?.upperBound ?? admin.startIndex
+        let rest = admin[schemeEnd...]
+        let query = rest.firstIndex(of: "?").map { String(rest[$0...]) } ?? ""
+        let authority = rest.prefix { $0 != "/" && $0 != "?" }
+        return String(admin[..<schemeEnd]) + authority + "/" + database + query
+    }
+}
+
+extension ParseTestServer {
+    /// One SQL statement against this server's own database (SQLite file or PostgreSQL database).
+    func databaseQuery(_ sql: String) throws -> String {
+        try TestDatabase.query(sql, dataDir: dataDir, arguments: extraArgs)
+    }
+}
