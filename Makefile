@@ -35,9 +35,10 @@ build: deps
 release: deps
 	$(SWIFT) build -c release
 
-## Serve the wall with the embedded defaults (SQLite + Storage/), on http://127.0.0.1:1337/parse
+## Serve the wall with the embedded defaults (SQLite + Storage/) on http://127.0.0.1:1337/parse, with the
+## mock Facebook provider on :1338 and, on the first run, a demo wall loaded from Samples/.
 run: release
-	$(RELEASE_BIN) serve $(ARGS)
+	scripts/run-demo.sh $(RELEASE_BIN) $(ARGS)
 
 ## Every test: Swift (unit + live server), the Python Parse client, and the imaging corpus under ASan.
 test: venv

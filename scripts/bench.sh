@@ -4,4 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${1:-.build/release/photowall}
 python3 scripts/bench_api.py "$BIN"
+python3 scripts/bench_feed.py "$BIN"
 if [ -x scripts/bench-thumbnails.sh ]; then scripts/bench-thumbnails.sh "$BIN"; fi

@@ -34,11 +34,18 @@ public final class PostgresAdapter: DatabaseAdapter, FriendGraphStore {
     /// - Parameters:
     ///   - url: `postgres://user[:password]@host[:port]/dbname[?sslmode=…]` or a libpq key/value string.
     ///   - maxConnections: upper bound of the pool (1…).
-    /// - Throws: `ParseError` 1 when the server can't be reached or migrated (cause: `PostgresError`).
+    /// - Throws: `ParseError` 100 when the server can't be reached, 1 when migrations fail (cause: `PostgresError`).
     public init(url: String, maxConnections: Int = 10, logger: Logger = Logger(label: "postgres")) throws(ParseError) {
         self.logger = logger
         pool = PostgresPool(conninfo: url, maxConnections: maxConnections,
                             setup: "SET plan_cache_mode = force_custom_plan; SET client_min_messages = warning")
+        do {
+            try pool.withConnection { _ in }
+        } catch let e as PostgresError {
+            throw ParseError(.connectionFailed, "cannot connect to PostgreSQL", cause: e)
+        } catch {
+            throw ParseError(.connectionFailed, "cannot connect to PostgreSQL", cause: error)
+        }
         try migrate()
     }
 
@@ -164,7 +171,8 @@ public final class PostgresAdapter: DatabaseAdapter, FriendGraphStore {
     }
 
     /// Reads the class's schema row `FOR UPDATE`, creating the table and the row when asked.
-    /// - Returns: the schema as committed (plus nothing else); nil-free when `createIfMissing`.
+    /// - Returns: the schema as committed; the row stays locked until the transaction ends.
+    /// - Throws: 101 when the class is missing and `createIfMissing` is false.
     func lockedSchema(_ conn: PostgresConnection, _ className: String, createIfMissing: Bool) throws -> ClassSchema {
         let select = "SELECT fields::text FROM \"_SCHEMA\" WHERE \"className\" = $1::text FOR UPDATE"
         if let row = try conn.query(select, [className]).first { return Self.decodeSchema(className, row[0]) }
@@ -248,8 +256,42 @@ public final class PostgresAdapter: DatabaseAdapter, FriendGraphStore {
         }
     }
 
+    /// The schema to compile `predicate`/`order` with. When they name a top-level field the cache
+    /// doesn't know, the class's row is read again: another PhotoWall process may have added it,
+    /// and its type decides how it compares.
+    func schema(for className: String, _ predicate: Predicate, _ order: [SortKey]) throws(ParseError) -> ClassSchema? {
+        guard let cached = try schema(of: className) else { return nil }
+        var paths = order.map(\.path)
+        Self.collectPaths(predicate, into: &paths)
+        let builtins: Set<String> = ["objectId", "createdAt", "updatedAt"]
+        let unknown = paths.contains { p in
+            let top = p.split(separator: ".").first.map(String.init) ?? p
+            // `_`-prefixed internal fields are never in the schema (`ClassSchema.additions` skips them).
+            return !builtins.contains(top) && !top.hasPrefix("_") && cached.fields[top] == nil
+        }
+        guard unknown else { return cached }
+        let row = try guarded {
+            try pool.withConnection { conn in
+                try conn.query("SELECT fields::text FROM \"_SCHEMA\" WHERE \"className\" = $1::text", [className]).first
+            }
+        }
+        guard let row else { return cached }
+        let fresh = Self.decodeSchema(className, row[0])
+        if fresh.fields.count > cached.fields.count { schemas.write { $0[className] = fresh } }
+        return fresh
+    }
+
+    static func collectPaths(_ p: Predicate, into paths: inout [String]) {
+        switch p {
+        case .all: break
+        case .and(let ps), .or(let ps), .nor(let ps): for x in ps { collectPaths(x, into: &paths) }
+        case .compare(let path, _, _), .inList(let path, _, _), .exists(let path, _), .regex(let path, _, _), .containsAll(let path, _):
+            paths.append(path)
+        }
+    }
+
     public func find(_ query: StoredQuery) throws(ParseError) -> [StoredObject] {
-        guard let schema = try schema(of: query.className) else { return [] }
+        guard let schema = try schema(for: query.className, query.predicate, query.order) else { return [] }
         let compiled = try PostgresQueryCompiler(schema: schema).select(query, columns: Self.columns)
         return try guarded {
             try pool.withConnection { conn in
@@ -259,7 +301,7 @@ public final class PostgresAdapter: DatabaseAdapter, FriendGraphStore {
     }
 
     public func count(_ query: StoredQuery) throws(ParseError) -> Int {
-        guard let schema = try schema(of: query.className) else { return 0 }
+        guard let schema = try schema(for: query.className, query.predicate, []) else { return 0 }
         var q = query
         q.limit = nil; q.skip = 0; q.order = []
         let compiled = try PostgresQueryCompiler(schema: schema).select(q, columns: "count(*)")
@@ -313,7 +355,7 @@ public final class PostgresAdapter: DatabaseAdapter, FriendGraphStore {
     }
 
     public func deleteAll(className: String, predicate: Predicate) throws(ParseError) -> Int {
-        guard let schema = try schema(of: className) else { return 0 }
+        guard let schema = try schema(for: className, predicate, []) else { return 0 }
         let compiled = try PostgresQueryCompiler(schema: schema).whereClause(predicate)
         let sql = "DELETE FROM \(Self.table(className)) WHERE \(compiled.sql)"
         return try guarded { try pool.withConnection { conn in try conn.query(sql, compiled.params).affected } }

@@ -110,6 +110,11 @@ public final class SQLiteConnection: @unchecked Sendable {
     /// Runs a statement, calling `row` for each result row with the column values.
     /// - Throws: `SQLiteError`; rethrows what `row` throws.
     public func forEachRow(_ sql: String, _ args: [SQLValue] = [], _ row: ([SQLValue]) throws -> Void) throws {
+        try forEachRow(sql, args, until: { try row($0); return false })
+    }
+
+    /// Like `forEachRow`, stopping (without reading further) once `stop` returns true.
+    public func forEachRow(_ sql: String, _ args: [SQLValue] = [], until stop: ([SQLValue]) throws -> Bool) throws {
         let stmt = try statement(sql)
         defer { sqlite3_reset(stmt); sqlite3_clear_bindings(stmt) }
         bind(stmt, args)
@@ -133,7 +138,7 @@ public final class SQLiteConnection: @unchecked Sendable {
                 default: values.append(.null)
                 }
             }
-            try row(values)
+            if try stop(values) { break }
         }
     }
 

@@ -21,9 +21,10 @@ public enum FeedStrategy: String, Sendable {
 public protocol FeedStore: Sendable {
     /// Keys of the newest `WallImage`s by `authors` strictly older than `before`, newest first.
     /// - Parameters:
-    ///   - viewerFBId: for `.globalScan`, whose friend table row set to join (the authors are that set plus the viewer).
+    ///   - authors: the authors' wall ids; nil means `viewerFBId` and their friends from the friend graph
+    ///     (joined in the database, so a large set is never built in memory).
     ///   - scanLimit: `.globalScan` stops after this many index entries; the caller finishes a short page per author.
-    func feedKeys(authors: [String], viewerFBId: String, before: FeedCursor?, limit: Int, strategy: FeedStrategy,
+    func feedKeys(authors: [String]?, viewerFBId: String, before: FeedCursor?, limit: Int, strategy: FeedStrategy,
                   scanLimit: Int) throws(ParseError) -> (keys: [FeedCursor], scannedToEnd: Bool)
     /// The newest `perImage` comments of each image (newest first) and each image's comment count.
     func comments(ofImages ids: [String], perImage: Int) throws(ParseError) -> [String: (count: Int, latest: [StoredObject])]

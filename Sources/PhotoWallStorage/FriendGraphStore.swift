@@ -14,4 +14,10 @@ public protocol FriendGraphStore: Sendable {
     func friendsSyncedAt(_ userFBId: String) throws(ParseError) -> ParseDate?
     /// Whether `friendFBId` is among `userFBId`'s friends (an index probe).
     func isFriend(_ friendFBId: String, of userFBId: String) throws(ParseError) -> Bool
+    /// How many friends `userFBId` has (an index count; no list is built).
+    func friendCount(of userFBId: String) throws(ParseError) -> Int
+}
+
+extension FriendGraphStore {
+    public func friendCount(of userFBId: String) throws(ParseError) -> Int { try friends(of: userFBId).count }
 }

@@ -5,7 +5,8 @@ import PhotoWallCore
 /// native form (SQLite's) implement `FeedStore` themselves.
 public struct GenericFeedStore: FeedStore {
     public let database: any DatabaseAdapter
-    public init(database: any DatabaseAdapter) { self.database = database }
+    public let friends: (any FriendGraphStore)?
+    public init(database: any DatabaseAdapter, friends: (any FriendGraphStore)?) { self.database = database; self.friends = friends }
 
     public static let newestFirst = [SortKey(path: "createdAt", descending: true), SortKey(path: "objectId", descending: true)]
 
@@ -16,8 +17,11 @@ public struct GenericFeedStore: FeedStore {
         return .or([.compare("createdAt", .lt, at), .and([.compare("createdAt", .eq, at), .compare("objectId", .lt, .string(c.objectId))])])
     }
 
-    public func feedKeys(authors: [String], viewerFBId: String, before: FeedCursor?, limit: Int, strategy: FeedStrategy,
+    public func feedKeys(authors: [String]?, viewerFBId: String, before: FeedCursor?, limit: Int, strategy: FeedStrategy,
                          scanLimit: Int) throws(ParseError) -> (keys: [FeedCursor], scannedToEnd: Bool) {
+        var all = authors ?? [viewerFBId]
+        if authors == nil, let friends { all += try friends.friends(of: viewerFBId) }
+        let authors = all
         func keys(_ p: Predicate, _ n: Int) throws(ParseError) -> [FeedCursor] {
             try database.find(StoredQuery(className: "WallImage", predicate: .and([p, Self.olderThan(before)]), order: Self.newestFirst,
                                           limit: n, readers: nil))

@@ -37,9 +37,11 @@ enum ServeCommand {
           --wall-visibility V    friends: images and comments seen by the owner and the owner's friends (default);
                                  public: by everyone (PHOTOWALL_WALL_VISIBILITY)
           --feed-threshold N     authors (friends + 1) up to which the feed probes per author; above it, it scans by
-                                 time (PHOTOWALL_FEED_THRESHOLD; default 2500, the SQLite crossover measured in the notes)
+                                 time (PHOTOWALL_FEED_THRESHOLD; default 300 on SQLite, 700 on PostgreSQL: the measured crossovers)
           --upload-expiry SECONDS          an unfinished resumable upload expires after this idle time (PHOTOWALL_UPLOAD_EXPIRY; default 86400)
           --upload-reaper-interval SECONDS how often expired uploads are removed (PHOTOWALL_UPLOAD_REAPER_INTERVAL; default 60)
+          --upload-stall-timeout SECONDS   a PATCH that received nothing for this long gives way to a newer PATCH
+                                           of the same upload (PHOTOWALL_UPLOAD_STALL_TIMEOUT; default 5)
           --log-level LEVEL      trace|debug|info|notice|warning|error (PARSE_SERVER_LOG_LEVEL; default info)
           --allow-client-class-creation   let clients create classes (PARSE_SERVER_ALLOW_CLIENT_CLASS_CREATION)
           --stop-on-stdin-eof    shut down gracefully when standard input closes (for supervisors and tests)
@@ -50,7 +52,7 @@ enum ServeCommand {
         do {
             let o = try Options(args, known: ["port", "host", "data-dir", "database", "app-id", "master-key", "rest-key", "client-key",
                                               "javascript-key", "public-url", "max-upload-size", "max-json-size",
-                                              "worker-threads", "log-level", "thumbnail-size", "display-size", "upload-expiry", "upload-reaper-interval",
+                                              "worker-threads", "log-level", "thumbnail-size", "display-size", "upload-expiry", "upload-reaper-interval", "upload-stall-timeout",
                                               "facebook-url", "facebook-app-id", "facebook-app-secret", "friend-sync-ttl",
                                               "wall-visibility", "feed-threshold"],
                                 flags: ["help", "allow-client-class-creation", "stop-on-stdin-eof"])
@@ -158,19 +160,24 @@ enum ServeCommand {
         objects.setRules(ObjectService.Rules(readScopes: wall.readScopes, deleteGrants: wall.deleteGrants,
                                              renderHooks: ["WallImage": { fileAccess.signWallFiles(&$0) }]))
         let users = try UserService(objects: objects, providers: providers, friends: friends, logger: logger)
-        var threshold = 2500
+        // Crossovers: PostgreSQL ~700 (social-and-uploads.md §5.4); SQLite ~300 with the covering feed table
+        // (measured with scripts/bench_feed.py: at 500 friends the time walk is 2x faster than 501 probes).
+        var threshold = database is PostgresAdapter ? PostgresAdapter.feedThreshold : 300
         if let t = o.value("feed-threshold", env: ["PHOTOWALL_FEED_THRESHOLD"]) {
             guard let n = Int(t), n >= 0 else { throw UsageError(description: "bad --feed-threshold '\(t)'") }
             threshold = n
         }
-        let feedStore: any FeedStore = (database as? any FeedStore) ?? GenericFeedStore(database: database)
+        let feedStore: any FeedStore = (database as? any FeedStore) ?? GenericFeedStore(database: database, friends: database)
         let feed = FeedService(store: feedStore, objects: objects, wall: wall, fileAccess: fileAccess, perAuthorThreshold: threshold)
         let expiry = o.value("upload-expiry", env: ["PHOTOWALL_UPLOAD_EXPIRY"]) ?? "86400"
         guard let expirySeconds = Int64(expiry), expirySeconds > 0 else { throw UsageError(description: "bad --upload-expiry '\(expiry)'") }
         let reaper = o.value("upload-reaper-interval", env: ["PHOTOWALL_UPLOAD_REAPER_INTERVAL"]) ?? "60"
         guard let reaperSeconds = Double(reaper), reaperSeconds > 0 else { throw UsageError(description: "bad --upload-reaper-interval '\(reaper)'") }
+        let stall = o.value("upload-stall-timeout", env: ["PHOTOWALL_UPLOAD_STALL_TIMEOUT"]) ?? "5"
+        guard let stallSeconds = Double(stall), stallSeconds > 0 else { throw UsageError(description: "bad --upload-stall-timeout '\(stall)'") }
         let uploads = UploadService(database: database, parts: try FileSystemUploadParts(root: dataDir), files: files,
-                                    config: config, expirySeconds: expirySeconds, logger: logger)
+                                    config: config, expirySeconds: expirySeconds,
+                                    writerStallLimit: .milliseconds(Int64(stallSeconds * 1000)), logger: logger)
         uploads.startReaper(intervalSeconds: reaperSeconds)
         let api = ParseAPI(config: config, objects: objects, users: users, files: files, uploads: uploads,
                            fileAccess: fileAccess, functions: ["feed": feed.function], logger: logger)

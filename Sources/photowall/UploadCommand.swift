@@ -16,7 +16,7 @@ import Glibc
 enum UploadCommand {
     static let help = """
         usage: photowall upload FILE... [--comment TEXT] [--server URL] [--app-id ID] [--chunk-size SIZE]
-                                        [--parallel N] [--checksum sha256|sha1|none] [--json]
+                                        [--parallel N] [--checksum sha256|sha1|none] [--file-only] [--json]
 
           --comment TEXT      also post TEXT as a WallImageComment on each photo
           --server URL        API root (PHOTOWALL_SERVER; default: the logged-in server, else \(ClientTarget.defaultServer))
@@ -24,6 +24,7 @@ enum UploadCommand {
           --chunk-size SIZE   bytes per request, e.g. 4mb, 512k (default 4mb)
           --parallel N        files uploaded at once, 1-64 (default 1)
           --checksum ALGO     checksum sent with each chunk (default sha256)
+          --file-only         only upload the files (any type) as Parse files; post nothing to the wall
           --json              one JSON event per line on stdout instead of progress bars
 
         Needs `photowall login` first. Files must be JPEG or PNG (checked from their first bytes).
@@ -57,6 +58,8 @@ enum UploadCommand {
         var userId: String
         var userFBId: String
         var comment: String?
+        /// Upload only; no WallImage or comment.
+        var fileOnly: Bool
         var display: UploadDisplay
         var json: Bool
     }
@@ -65,7 +68,7 @@ enum UploadCommand {
         let o: Options
         do {
             o = try Options(args, known: ClientTarget.optionNames.union(["comment", "chunk-size", "parallel", "checksum"]),
-                            flags: ["json", "help"])
+                            flags: ["json", "help", "file-only"])
         } catch {
             return clientFail("upload", "\(error)", ClientExit.usage)
         }
@@ -108,7 +111,7 @@ enum UploadCommand {
         // 2. Local checks of every file before any byte is sent.
         var jobs: [Job] = []
         for (i, path) in o.positional.enumerated() {
-            switch inspect(path, index: i) {
+            switch inspect(path, index: i, anyType: o.flag("file-only")) {
             case .success(let job): jobs.append(job)
             case .failure(let f): return fail(f.message, f.exitCode, f.kind)
             }
@@ -139,7 +142,7 @@ enum UploadCommand {
         Interrupt.install()
         let mode: UploadDisplay.Mode = json ? .json : (isatty(1) == 1 ? .bar : .plain)
         let context = Context(tus: tus, server: server, userId: userId, userFBId: fbId.isEmpty ? userId : fbId,
-                              comment: o.value("comment"), display: UploadDisplay(mode: mode, names: jobs.map { displayName($0.path) }),
+                              comment: o.value("comment"), fileOnly: o.flag("file-only"), display: UploadDisplay(mode: mode, names: jobs.map { displayName($0.path) }),
                               json: json)
         let codes = runParallel(jobs, width: parallel) { job in uploadOne(job, context) }
         if codes.contains(ClientExit.interrupted) || Interrupt.token.isCancelled {
@@ -157,8 +160,8 @@ enum UploadCommand {
         var kind: String
     }
 
-    /// Exists, is a regular readable file, and starts like a JPEG or PNG.
-    static func inspect(_ path: String, index: Int) -> Result<Job, LocalFailure> {
+    /// Exists, is a regular readable file, and (unless `anyType`) starts like a JPEG or PNG.
+    static func inspect(_ path: String, index: Int, anyType: Bool) -> Result<Job, LocalFailure> {
         var st = stat()
         guard stat(path, &st) == 0 else {
             return .failure(LocalFailure(message: "\(path): \(String(cString: strerror(errno)))", exitCode: ClientExit.noInput, kind: "file-error"))
@@ -174,7 +177,7 @@ enum UploadCommand {
         let n = head.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
         close(fd)
         let type = ImageSniffer.sniff(Array(head.prefix(max(0, n))))
-        guard type == .jpeg || type == .png else {
+        guard anyType || type == .jpeg || type == .png else {
             let what = type == .unknown ? "not an image" : type.description
             return .failure(LocalFailure(message: "\(path): unsupported type (\(what)); only JPEG and PNG can be posted",
                                          exitCode: ClientExit.unsupportedType, kind: "unsupported-type"))
@@ -183,6 +186,7 @@ enum UploadCommand {
         let mtime = Int64(st.st_mtim.tv_sec) * 1_000_000_000 + Int64(st.st_mtim.tv_nsec)
         return .success(Job(index: index, path: path, absolutePath: absolute, size: Int64(st.st_size), mtimeNanoseconds: mtime,
                             contentType: type.mimeType, uploadName: parseFileName(displayName(path), type: type)))
+        // (--file-only: an unknown type is stored as application/octet-stream.)
     }
 
     static func displayName(_ path: String) -> String {
@@ -238,6 +242,13 @@ enum UploadCommand {
                 d.progress(i, path: job.path, sent: job.size, total: job.size)
             }
             d.event(i, ["event": "uploaded", "file": file, "fileName": .string(state.fileName!), "url": .string(state.fileURL ?? "")])
+            if c.fileOnly {
+                state.remove()
+                d.finished(i, json: ["event": "done", "file": file, "fileName": .string(state.fileName!), "url": .string(state.fileURL ?? ""),
+                                     "totalBytes": .number(Double(job.size))],
+                           summary: "done: \(state.fileName!)")
+                return ClientExit.ok
+            }
 
             let parse = try ParseClient(server: c.server)
             let user: JSON = ["__type": "Pointer", "className": "_User", "objectId": .string(c.userId)]
@@ -245,9 +256,17 @@ enum UploadCommand {
                 d.note(i, "saving WallImage")
                 var image: [String: JSON] = ["__type": "File", "name": .string(state.fileName!)]
                 if let url = state.fileURL, !url.isEmpty { image["url"] = .string(url) }
-                state.wallImageId = try parse.createObject(className: "WallImage", fields: [
-                    "image": .object(image), "user": user, "userFBId": .string(c.userFBId),
-                ])
+                let created = Result { () throws(ClientError) -> String in
+                    try parse.createObject(className: "WallImage", fields: [
+                        "image": .object(image), "user": user, "userFBId": .string(c.userFBId),
+                    ])
+                }
+                if case .failure(let e) = created, !e.isRetryable, e.httpStatus.map({ (400..<500).contains($0) }) == true {
+                    // Refused for good (e.g. the image can't be decoded): running again won't help,
+                    // so forget this file's state instead of retrying the same refusal forever.
+                    state.remove()
+                }
+                state.wallImageId = try created.get()
                 state.save()
             }
             if let comment = c.comment, state.commentId == nil {
@@ -320,6 +339,13 @@ enum Interrupt {
     static func install() {
         signal(SIGINT, interruptSignalHandler)
         signal(SIGTERM, interruptSignalHandler)
+        // A parent may have started us with these blocked (the mask is inherited); threads made
+        // after this point inherit the unblocked mask.
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
     }
 }
 

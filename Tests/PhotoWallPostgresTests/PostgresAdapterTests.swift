@@ -222,3 +222,39 @@ struct PostgresAdapterTests {
         #expect(try db.count(StoredQuery(className: "D", predicate: .regex("s", pattern: "\\bV[34]\\b", options: "i"), readers: nil)) == 2)
     }
 }
+
+/// Two adapters on one database, as two PhotoWall processes sharing PostgreSQL.
+@Suite(.enabled(if: TestPostgres.adminURL != nil, TestPostgres.skipNote))
+struct PostgresSharedDatabaseTests {
+    @Test func aFieldAddedByAnotherProcessComparesByItsType() throws {
+        let url = try TestPostgres.freshDatabase()
+        let a = try PostgresAdapter(url: url, maxConnections: 2)
+        let b = try PostgresAdapter(url: url, maxConnections: 2)
+        let now = ParseDate.now()
+        try a.insert(StoredObject(className: "S", objectId: "sObject001", createdAt: now, updatedAt: now, fields: ["x": 1], acl: nil))
+        #expect(try b.schema(of: "S")?.fields["x"] == .number)  // b learns the class on first use
+        try a.insert(StoredObject(className: "S", objectId: "sObject002", createdAt: now, updatedAt: now,
+                                  fields: ["when": ["__type": "Date", "iso": "2024-05-01T00:00:00.000Z"]], acl: nil))
+        // b's cache lacks "when"; the query still compares it as a Date.
+        let q = StoredQuery(className: "S", predicate: .compare("when", .gt, .date(ParseDate(iso: "2024-01-01T00:00:00.000Z")!)), readers: nil)
+        #expect(try b.find(q).map(\.objectId) == ["sObject002"])
+        // And b's write with another type is refused against a's committed schema.
+        do {
+            try b.insert(StoredObject(className: "S", objectId: "sObject003", createdAt: now, updatedAt: now, fields: ["when": "soon"], acl: nil))
+            Issue.record("expected a schema mismatch")
+        } catch {
+            #expect(error.code == .incorrectType)
+        }
+    }
+
+    @Test func nulCharactersAreAClientError() throws {
+        let db = try PostgresAdapter(url: try TestPostgres.freshDatabase(), maxConnections: 1)
+        let now = ParseDate.now()
+        do {
+            try db.insert(StoredObject(className: "N", objectId: "nObject001", createdAt: now, updatedAt: now, fields: ["s": "a\u{0}b"], acl: nil))
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.code == .invalidJSON)
+        }
+    }
+}

@@ -1,10 +1,13 @@
 import Foundation
+import Testing
 import PhotoWallCore
 import PhotoWallPostgres
 
 /// A PostgreSQL server for tests, named by `PHOTOWALL_TEST_DATABASE` (an admin URL such as
 /// `postgres://postgres@127.0.0.1:PORT/postgres`, which `scripts/pg.sh start` prints).
 /// Without it every test here is skipped, and says so.
+/// Databases are not dropped: the server is meant to be the throw-away one `scripts/pg.sh` starts
+/// (its data folder is deleted by `scripts/pg.sh stop`).
 enum TestPostgres {
     static let adminURL: String? = {
         guard let url = ProcessInfo.processInfo.environment["PHOTOWALL_TEST_DATABASE"], url.hasPrefix("postgres") else { return nil }
@@ -31,5 +34,3 @@ enum TestPostgres {
         return String(admin[..<schemeEnd]) + authority + "/" + database + query
     }
 }
-
-import Testing

@@ -161,6 +161,21 @@ import PhotoWallStorage
             }
             #expect(seen == expected, "\(strategy) pages give every row once, in order")
         }
+        // The same with the audience taken from the friend table in SQL (viewer a1 plus friends).
+        try db.bulkInsertFriendships(audience.dropFirst().map { ("a1", $0) })
+        for strategy in [FeedStrategy.perAuthor, .globalScan] {
+            var seen: [FeedCursor] = []
+            var cursor: FeedCursor?
+            while true {
+                let page = try db.feedKeys(authors: nil, viewerFBId: "a1", before: cursor, limit: 9, strategy: strategy, scanLimit: 100_000)
+                seen += page.keys
+                guard page.keys.count == 9 else { #expect(page.scannedToEnd); break }
+                cursor = page.keys.last
+            }
+            #expect(seen == expected, "\(strategy) with the friend table gives every row once, in order")
+        }
+        let short = try db.feedKeys(authors: nil, viewerFBId: "a1", before: nil, limit: 50, strategy: .globalScan, scanLimit: 30)
+        #expect(!short.scannedToEnd, "a capped walk that didn't fill the page says so")
         // A scan capped below the page's needs says so, and the keys it found are the newest ones.
         let capped = try db.feedKeys(authors: ["a24"], viewerFBId: "a24", before: nil, limit: 30, strategy: .globalScan, scanLimit: 20)
         #expect(!capped.scannedToEnd)

@@ -106,9 +106,9 @@ import Testing
         #expect(try t.head(path).header("Upload-Offset") == "40")
     }
 
-    @Test func status410WhenExpiredAndReapedLater() async throws {
-        // Expiry 1 s; the reaper runs at start, then every 2 s.
-        let s = try ParseTestServer(extraArgs: ["--upload-expiry", "1", "--upload-reaper-interval", "2"])
+    @Test func status410WhenExpired() async throws {
+        // Expiry 1 s; the reaper runs once at start, then not for an hour.
+        let s = try ParseTestServer(extraArgs: ["--upload-expiry", "1", "--upload-reaper-interval", "3600"])
         let (_, token) = try await s.signUp()
         let t = try RawTus(s, token: token)
         let (_, path) = try t.create(length: 100)
@@ -118,9 +118,19 @@ import Testing
         #expect(head.status == 410)
         #expect(head.header("Upload-Offset") == nil)
         #expect(try t.patch(path, offset: 3, body: [4]).status == 410)
-        // Then the reaper removes it: unknown from now on.
-        try await Task.sleep(for: .milliseconds(2300))
+    }
+
+    @Test func theReaperRemovesExpiredUploads() async throws {
+        let s = try ParseTestServer(extraArgs: ["--upload-expiry", "1", "--upload-reaper-interval", "0.3"])
+        let (_, token) = try await s.signUp()
+        let t = try RawTus(s, token: token)
+        let (_, path) = try t.create(length: 100)
+        #expect(try t.patch(path, offset: 0, body: [1, 2, 3]).status == 204)
+        let part = s.dataDir.appendingPathComponent("uploads/\(path.split(separator: "/").last!).part").path
+        #expect(FileManager.default.fileExists(atPath: part))
+        try await Task.sleep(for: .milliseconds(2000))
         #expect(try t.head(path).status == 404)
+        #expect(!FileManager.default.fileExists(atPath: part))
     }
 
     @Test func status412ForAnotherTusVersion() async throws {
@@ -176,14 +186,15 @@ import Testing
     }
 
     @Test func aStalledPatchGivesWayToTheNextOne() async throws {
-        let t = try await tus()
+        let s = try ParseTestServer(extraArgs: ["--upload-stall-timeout", "1"])
+        let t = try RawTus(s, token: try await s.signUp().1)
         let (_, path) = try t.create(length: 2000)
         // A PATCH whose connection went quiet (a dropped link the server can't see)…
-        let first = try TestHTTPClient(port: sharedServer.port)
+        let first = try TestHTTPClient(port: s.port)
         try first.sendHead("PATCH", path, headers: t.headers([("Upload-Offset", "0"), ("Content-Type", "application/offset+octet-stream"),
                                                               ("Content-Length", "1000")]))
         try first.send(Array(repeating: UInt8(1), count: 600))
-        try await Task.sleep(for: .milliseconds(1300))  // the server's writer stall limit is 1 s
+        try await Task.sleep(for: .milliseconds(1300))
         // …is preempted by the next one, keeping the 600 bytes it received.
         let second = try t.patch(path, offset: 0, body: Array(repeating: 2, count: 1000))
         #expect(second.status == 409)

@@ -26,7 +26,7 @@ public final class FeedService: Sendable {
     let fileAccess: FileAccess?
 
     public init(store: any FeedStore, objects: ObjectService, wall: WallRules, fileAccess: FileAccess? = nil,
-                perAuthorThreshold: Int = 2500, scanLimit: Int = 50_000) {
+                perAuthorThreshold: Int = 300, scanLimit: Int = 50_000) {
         self.store = store; self.objects = objects; self.wall = wall; self.fileAccess = fileAccess
         self.perAuthorThreshold = perAuthorThreshold; self.scanLimit = scanLimit
     }
@@ -48,8 +48,17 @@ public final class FeedService: Sendable {
             cursor = decoded
         }
         let me = WallRules.wallId(of: viewer)
-        let authors = wall.visibility == .public ? nil : try wall.audience(of: viewer)
-        let keys = try page(authors: authors, viewer: me, before: cursor, limit: limit)
+        let keys: [FeedCursor]
+        if wall.visibility == .public {
+            keys = try publicPage(before: cursor, limit: limit)
+        } else {
+            // Choose the strategy from the friend count alone; a large friend list is joined in the
+            // database rather than built here.
+            let count = try (wall.friends?.friendCount(of: viewer) ?? 0) + 1
+            let strategy = strategy(forAuthors: count)
+            let authors: [String]? = strategy == .perAuthor ? try wall.audience(of: viewer) : (viewer.fields["fbId"] == nil ? [me] : nil)
+            keys = try page(authors: authors, viewer: me, strategy: strategy, before: cursor, limit: limit)
+        }
         return try render(keys: keys, limit: limit, auth: auth)
     }
 
@@ -58,14 +67,14 @@ public final class FeedService: Sendable {
         authorCount <= perAuthorThreshold ? .perAuthor : .globalScan
     }
 
-    func page(authors: [String]?, viewer: String, before: FeedCursor?, limit: Int) throws(ParseError) -> [FeedCursor] {
-        guard let authors else {
-            // Public walls: everyone's posts, by time.
-            let q = StoredQuery(className: "WallImage", predicate: GenericFeedStore.olderThan(before),
-                                order: GenericFeedStore.newestFirst, limit: limit, readers: nil)
-            return try objects.database.find(q).map { FeedCursor(createdAt: $0.createdAt.millisecondsSince1970, objectId: $0.objectId) }
-        }
-        let strategy = strategy(forAuthors: authors.count)
+    /// Public walls: everyone's posts, by time.
+    func publicPage(before: FeedCursor?, limit: Int) throws(ParseError) -> [FeedCursor] {
+        let q = StoredQuery(className: "WallImage", predicate: GenericFeedStore.olderThan(before),
+                            order: GenericFeedStore.newestFirst, limit: limit, readers: nil)
+        return try objects.database.find(q).map { FeedCursor(createdAt: $0.createdAt.millisecondsSince1970, objectId: $0.objectId) }
+    }
+
+    func page(authors: [String]?, viewer: String, strategy: FeedStrategy, before: FeedCursor?, limit: Int) throws(ParseError) -> [FeedCursor] {
         var (keys, complete) = try store.feedKeys(authors: authors, viewerFBId: viewer, before: before, limit: limit,
                                                   strategy: strategy, scanLimit: scanLimit)
         if !complete, keys.count < limit {

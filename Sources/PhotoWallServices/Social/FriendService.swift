@@ -26,15 +26,28 @@ public final class FriendService: Sendable {
         }
     }
 
-    /// The user's friends' Facebook ids, refreshed from the provider first when stale.
-    public func friends(of user: StoredObject) throws(ParseError) -> [String] {
-        guard let fbId = user.fields["fbId"]?.stringValue else { return [] }
+    /// Syncs the user's friends from the provider when the stored list is older than the TTL.
+    public func refreshIfStale(_ user: StoredObject) throws(ParseError) {
+        guard let fbId = user.fields["fbId"]?.stringValue else { return }
         let synced = try graph.friendsSyncedAt(fbId)
         let stale = synced.map { ParseDate.now().millisecondsSince1970 - $0.millisecondsSince1970 >= ttlSeconds * 1000 } ?? true
         if stale, let data = user.fields["authData"]?["facebook"]?.objectValue, let provider = providers["facebook"] {
             sync(provider: provider, authData: data, fbId: fbId)
         }
+    }
+
+    /// The user's friends' Facebook ids, refreshed from the provider first when stale.
+    public func friends(of user: StoredObject) throws(ParseError) -> [String] {
+        guard let fbId = user.fields["fbId"]?.stringValue else { return [] }
+        try refreshIfStale(user)
         return try graph.friends(of: fbId)
+    }
+
+    /// How many friends the user has, refreshed first when stale.
+    public func friendCount(of user: StoredObject) throws(ParseError) -> Int {
+        guard let fbId = user.fields["fbId"]?.stringValue else { return 0 }
+        try refreshIfStale(user)
+        return try graph.friendCount(of: fbId)
     }
 
     /// The wall ids whose posts `user` may see: their own and their friends'.

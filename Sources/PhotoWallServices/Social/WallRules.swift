@@ -17,7 +17,7 @@ public struct WallRules: Sendable {
     public enum Visibility: String, Sendable { case friends, `public` }
 
     let database: any DatabaseAdapter
-    let friends: FriendService?
+    public let friends: FriendService?
     public let visibility: Visibility
 
     public init(database: any DatabaseAdapter, friends: FriendService?, visibility: Visibility = .friends) {

@@ -39,7 +39,7 @@ public final class UploadService: Sendable {
     public static let checksumAlgorithms = ["sha1", "sha256"]
 
     public init(database: any DatabaseAdapter, parts: any UploadPartStore, files: FileService, config: ServerConfig,
-                expirySeconds: Int64 = 86_400, writerStallLimit: Duration = .seconds(1), logger: Logger) {
+                expirySeconds: Int64 = 86_400, writerStallLimit: Duration = .seconds(5), logger: Logger) {
         self.database = database; self.parts = parts; self.files = files; self.config = config
         self.expirySeconds = expirySeconds; self.writerStallLimit = writerStallLimit; self.logger = logger
     }

@@ -43,6 +43,11 @@ public final class SQLiteAdapter: DatabaseAdapter, FriendGraphStore, FeedStore {
             PRIMARY KEY (userFBId, friendFBId)) WITHOUT ROWID;
         CREATE TABLE IF NOT EXISTS _FRIEND_SYNC (userFBId TEXT PRIMARY KEY, syncedAt INTEGER NOT NULL);
         """,
+        """
+        CREATE TABLE IF NOT EXISTS _WALL_FEED (objectId TEXT PRIMARY KEY, createdAt INTEGER NOT NULL, userFBId TEXT) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS i_WALL_FEED_author ON _WALL_FEED(userFBId, createdAt, objectId);
+        CREATE INDEX IF NOT EXISTS i_WALL_FEED_time ON _WALL_FEED(createdAt, objectId, userFBId);
+        """,
     ]
 
     func migrate() throws(ParseError) {
@@ -52,6 +57,10 @@ public final class SQLiteAdapter: DatabaseAdapter, FriendGraphStore, FeedStore {
                 for (i, sql) in Self.migrations.enumerated() where i >= Int(version) {
                     try conn.transaction {
                         try conn.execute(sql)
+                        if i == 3, try !conn.query("SELECT 1 FROM sqlite_master WHERE name = 'c_WallImage'").isEmpty {
+                            // Databases from before the feed table: fill it from the existing images.
+                            try conn.execute("INSERT OR IGNORE INTO _WALL_FEED SELECT objectId, createdAt, json_extract(doc,'$.userFBId') FROM \"c_WallImage\"")
+                        }
                         try conn.execute("PRAGMA user_version = \(i + 1)")
                     }
                 }
@@ -167,6 +176,17 @@ public final class SQLiteAdapter: DatabaseAdapter, FriendGraphStore, FeedStore {
         }
     }
 
+    // MARK: the feed projection
+
+    /// `_WALL_FEED` mirrors (`objectId`, `createdAt`, `userFBId`) of every `WallImage` with covering
+    /// indexes for both feed strategies (SQLite 3.40 can't cover from an index on a JSON expression,
+    /// so a probe would otherwise read each image's whole row). Kept in the same transaction as the image.
+    func project(_ conn: SQLiteConnection, _ o: StoredObject) throws {
+        guard o.className == "WallImage" else { return }
+        try conn.run("INSERT INTO _WALL_FEED(objectId, createdAt, userFBId) VALUES (?,?,?) ON CONFLICT(objectId) DO UPDATE SET userFBId = excluded.userFBId",
+                     [.text(o.objectId), .integer(o.createdAt.millisecondsSince1970), o.fields["userFBId"]?.stringValue.map { .text($0) } ?? .null])
+    }
+
     // MARK: objects
 
     static func encodeRow(_ o: StoredObject) -> [SQLValue] {
@@ -196,6 +216,7 @@ public final class SQLiteAdapter: DatabaseAdapter, FriendGraphStore, FeedStore {
                     try self.checkSchema(conn, object.className, object.fields)
                     try conn.run("INSERT INTO \(Self.table(object.className))(objectId, createdAt, updatedAt, doc, acl, rperm, wperm) VALUES (?,?,?,?,?,?,?)",
                                  Self.encodeRow(object))
+                    try self.project(conn, object)
                 }
             }
         }
@@ -241,6 +262,7 @@ public final class SQLiteAdapter: DatabaseAdapter, FriendGraphStore, FeedStore {
                     let values = Self.encodeRow(object)
                     try conn.run("UPDATE \(t) SET updatedAt = ?, doc = ?, acl = ?, rperm = ?, wperm = ? WHERE objectId = ?",
                                  [values[2], values[3], values[4], values[5], values[6], .text(objectId)])
+                    try self.project(conn, object)
                     return object
                 }
             }
@@ -251,8 +273,10 @@ public final class SQLiteAdapter: DatabaseAdapter, FriendGraphStore, FeedStore {
         guard try schema(of: className) != nil else { throw ParseError.objectNotFound() }
         let (aclSQL, aclArgs) = SQLiteQueryCompiler.permissionFilter(column: "wperm", writers)
         let changed = try guarded {
-            try db.write { conn in
-                try conn.run("DELETE FROM \(Self.table(className)) WHERE objectId = ? AND \(aclSQL)", [.text(objectId)] + aclArgs)
+            try writeTransaction { conn in
+                let n = try conn.run("DELETE FROM \(Self.table(className)) WHERE objectId = ? AND \(aclSQL)", [.text(objectId)] + aclArgs)
+                if n > 0, className == "WallImage" { try conn.run("DELETE FROM _WALL_FEED WHERE objectId = ?", [.text(objectId)]) }
+                return n
             }
         }
         if changed == 0 { throw ParseError.objectNotFound() }
@@ -262,7 +286,13 @@ public final class SQLiteAdapter: DatabaseAdapter, FriendGraphStore, FeedStore {
         guard let schema = try schema(of: className) else { return 0 }
         let compiled = try SQLiteQueryCompiler(schema: schema).whereClause(predicate)
         return try guarded {
-            try db.write { conn in try conn.run("DELETE FROM \(Self.table(className)) WHERE \(compiled.sql)", compiled.args) }
+            try writeTransaction { conn in
+                let n = try conn.run("DELETE FROM \(Self.table(className)) WHERE \(compiled.sql)", compiled.args)
+                if n > 0, className == "WallImage" {
+                    try conn.run("DELETE FROM _WALL_FEED WHERE objectId NOT IN (SELECT objectId FROM \"c_WallImage\")")
+                }
+                return n
+            }
         }
     }
 
@@ -394,12 +424,13 @@ public final class SQLiteAdapter: DatabaseAdapter, FriendGraphStore, FeedStore {
 
     // MARK: feed
 
-    static let wallAuthor = SQLiteQueryCompiler.jsonPath("userFBId")
-
-    public func feedKeys(authors: [String], viewerFBId: String, before: FeedCursor?, limit: Int, strategy: FeedStrategy,
+    public func feedKeys(authors: [String]?, viewerFBId: String, before: FeedCursor?, limit: Int, strategy: FeedStrategy,
                          scanLimit: Int) throws(ParseError) -> (keys: [FeedCursor], scannedToEnd: Bool) {
-        guard try schema(of: "WallImage") != nil, limit > 0 else { return ([], true) }
-        let t = Self.table("WallImage")
+        guard limit > 0 else { return ([], true) }
+        if authors == nil, strategy == .perAuthor {
+            return try feedKeys(authors: [viewerFBId] + (try friends(of: viewerFBId)), viewerFBId: viewerFBId, before: before,
+                                limit: limit, strategy: .perAuthor, scanLimit: scanLimit)
+        }
         let cursor = before ?? FeedCursor(createdAt: Int64.max, objectId: "")
         let older = "(createdAt < ? OR (createdAt = ? AND objectId < ?))"
         let cursorArgs: [SQLValue] = [.integer(cursor.createdAt), .integer(cursor.createdAt), .text(before == nil ? "\u{10FFFF}" : cursor.objectId)]
@@ -407,10 +438,10 @@ public final class SQLiteAdapter: DatabaseAdapter, FriendGraphStore, FeedStore {
             try db.read { conn in
                 switch strategy {
                 case .perAuthor:
-                    // One probe per author on (userFBId, createdAt); each returns at most `limit` keys.
-                    let sql = "SELECT createdAt, objectId FROM \(t) WHERE \(Self.wallAuthor) = ? AND \(older) ORDER BY createdAt DESC, objectId DESC LIMIT ?"
+                    // One probe per author on the covering (userFBId, createdAt, objectId) index.
+                    let sql = "SELECT createdAt, objectId FROM _WALL_FEED WHERE userFBId = ? AND \(older) ORDER BY createdAt DESC, objectId DESC LIMIT ?"
                     var keys: [FeedCursor] = []
-                    for author in Set(authors) {
+                    for author in Set(authors ?? []) {
                         try conn.forEachRow(sql, [.text(author)] + cursorArgs + [.integer(Int64(limit))]) { row in
                             keys.append(FeedCursor(createdAt: row[0].integer ?? 0, objectId: row[1].text ?? ""))
                         }
@@ -418,24 +449,42 @@ public final class SQLiteAdapter: DatabaseAdapter, FriendGraphStore, FeedStore {
                     keys.sort(by: >)
                     return (Array(keys.prefix(limit)), true)
                 case .globalScan:
-                    // Newest first along the createdAt index, at most `scanLimit` entries, keeping the viewer's
-                    // own posts and their friends' (the friend table joins as an ephemeral index).
-                    let sql = """
-                        SELECT createdAt, objectId, author FROM (
-                            SELECT createdAt, objectId, \(Self.wallAuthor) AS author FROM \(t) INDEXED BY "i_WallImage_createdAt"
-                            WHERE \(older) ORDER BY createdAt DESC, objectId DESC LIMIT ?)
-                        """
-                    let audience = Set(authors)
+                    // Newest first along the covering (createdAt, objectId, userFBId) index, at most `scanLimit`
+                    // entries, keeping the viewer's and their friends' (the friend table joins as an
+                    // ephemeral index), stopping at a full page.
                     var keys: [FeedCursor] = []
-                    var scanned = 0
-                    try conn.forEachRow(sql, cursorArgs + [.integer(Int64(scanLimit))]) { row in
-                        scanned += 1
-                        guard keys.count < limit, let a = row[2].text, audience.contains(a) else { return }
+                    let window = "SELECT createdAt, objectId, userFBId FROM _WALL_FEED INDEXED BY i_WALL_FEED_time WHERE \(older) ORDER BY createdAt DESC, objectId DESC LIMIT ?"
+                    if let authors {
+                        let audience = Set(authors)
+                        var scanned = 0
+                        try conn.forEachRow(window, cursorArgs + [.integer(Int64(scanLimit))], until: { row in
+                            scanned += 1
+                            if let a = row[2].text, audience.contains(a) {
+                                keys.append(FeedCursor(createdAt: row[0].integer ?? 0, objectId: row[1].text ?? ""))
+                            }
+                            return keys.count >= limit
+                        })
+                        return (keys, scanned < scanLimit || keys.count >= limit)
+                    }
+                    let sql = """
+                        SELECT createdAt, objectId FROM (\(window))
+                        WHERE userFBId = ? OR userFBId IN (SELECT friendFBId FROM _FRIENDS WHERE userFBId = ?) LIMIT ?
+                        """
+                    try conn.forEachRow(sql, cursorArgs + [.integer(Int64(scanLimit)), .text(viewerFBId), .text(viewerFBId), .integer(Int64(limit))]) { row in
                         keys.append(FeedCursor(createdAt: row[0].integer ?? 0, objectId: row[1].text ?? ""))
                     }
-                    return (keys, scanned < scanLimit || keys.count >= limit)
+                    if keys.count >= limit { return (keys, true) }
+                    // Short page: did the window reach the table's end, or the cap?
+                    let windowEnd = try conn.query("SELECT count(*) FROM (\(window))", cursorArgs + [.integer(Int64(scanLimit))]).first?.first?.integer ?? 0
+                    return (keys, windowEnd < Int64(scanLimit))
                 }
             }
+        }
+    }
+
+    public func friendCount(of userFBId: String) throws(ParseError) -> Int {
+        try guarded {
+            try db.read { conn in Int(try conn.query("SELECT count(*) FROM _FRIENDS WHERE userFBId = ?", [.text(userFBId)]).first?.first?.integer ?? 0) }
         }
     }
 
@@ -456,6 +505,43 @@ public final class SQLiteAdapter: DatabaseAdapter, FriendGraphStore, FeedStore {
                     out[id] = (Int(count), latest)
                 }
                 return out
+            }
+        }
+    }
+
+    // MARK: bulk loading (demo data, benchmarks)
+
+    /// Inserts many objects of one class in a single transaction (one fsync), checking the schema
+    /// once from the first object's fields. For seeding; requests use `insert`.
+    public func bulkInsert(_ objects: [StoredObject]) throws(ParseError) {
+        guard let first = objects.first else { return }
+        let sql = "INSERT INTO \(Self.table(first.className))(objectId, createdAt, updatedAt, doc, acl, rperm, wperm) VALUES (?,?,?,?,?,?,?)"
+        try guarded {
+            try writeTransaction { conn in
+                try self.checkSchema(conn, first.className, first.fields)
+                for o in objects {
+                    try conn.run(sql, Self.encodeRow(o))
+                    try self.project(conn, o)
+                }
+            }
+        }
+    }
+
+    /// Adds friendships (both directions) and marks every user in them as synced now.
+    public func bulkInsertFriendships(_ pairs: [(String, String)]) throws(ParseError) {
+        let now = ParseDate.now().millisecondsSince1970
+        try guarded {
+            try writeTransaction { conn in
+                var users = Set<String>()
+                for (a, b) in pairs where a != b {
+                    try conn.run("INSERT OR IGNORE INTO _FRIENDS(userFBId, friendFBId) VALUES (?, ?)", [.text(a), .text(b)])
+                    try conn.run("INSERT OR IGNORE INTO _FRIENDS(userFBId, friendFBId) VALUES (?, ?)", [.text(b), .text(a)])
+                    users.insert(a); users.insert(b)
+                }
+                for u in users {
+                    try conn.run("INSERT INTO _FRIEND_SYNC(userFBId, syncedAt) VALUES (?, ?) ON CONFLICT(userFBId) DO UPDATE SET syncedAt = excluded.syncedAt",
+                                 [.text(u), .integer(now)])
+                }
             }
         }
     }

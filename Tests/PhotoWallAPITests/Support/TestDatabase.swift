@@ -6,6 +6,8 @@ import Foundation
 /// Set to an admin URL (`postgres://postgres@127.0.0.1:PORT/postgres`, as `scripts/pg.sh start`
 /// prints and `make test` exports for its second run): each `ParseTestServer` gets a freshly
 /// created database on that server, passed as `--database`, kept across its restarts.
+/// Databases are not dropped: the server is meant to be the throw-away one `scripts/pg.sh` starts
+/// (its data folder is deleted by `scripts/pg.sh stop`).
 enum TestDatabase {
     static let postgresAdminURL: String? = {
         guard let url = ProcessInfo.processInfo.environment["PHOTOWALL_TEST_DATABASE"], url.hasPrefix("postgres") else { return nil }

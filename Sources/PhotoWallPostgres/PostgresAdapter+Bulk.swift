@@ -1,0 +1,53 @@
+import PhotoWallCore
+import PhotoWallStorage
+
+/// Bulk loading (demo data, benchmarks), with the same signatures as `SQLiteAdapter`'s.
+extension PostgresAdapter {
+    /// Rows per multi-row `INSERT` (7 parameters each, well under PostgreSQL's 65,535).
+    static let bulkBatchRows = 1000
+
+    /// Inserts many objects of one class in a single transaction, checking the schema once from the
+    /// first object's fields, 1,000 rows per statement. For seeding; requests use `insert`.
+    /// - Throws: 111 on a schema mismatch of the first object; 137 on a duplicate objectId or unique field.
+    public func bulkInsert(_ objects: [StoredObject]) throws(ParseError) {
+        guard let first = objects.first else { return }
+        let t = Self.table(first.className)
+        try writeTransaction { conn, changes in
+            try self.checkSchema(conn, first.className, first.fields, &changes)
+            var start = 0
+            while start < objects.count {
+                let batch = objects[start..<min(start + Self.bulkBatchRows, objects.count)]
+                var params: [String?] = []
+                params.reserveCapacity(batch.count * 7)
+                var tuples: [String] = []
+                for o in batch {
+                    let base = params.count
+                    params += Self.encodeRow(o)
+                    tuples.append("($\(base + 1)::text, $\(base + 2)::bigint, $\(base + 3)::bigint, $\(base + 4)::jsonb, $\(base + 5)::jsonb, $\(base + 6)::text[], $\(base + 7)::text[])")
+                }
+                try conn.query("INSERT INTO \(t)(\"objectId\", \"createdAt\", \"updatedAt\", doc, acl, rperm, wperm) VALUES " + tuples.joined(separator: ", "), params)
+                start += batch.count
+            }
+        }
+    }
+
+    /// Adds friendships (both directions) and marks every user in them as synced now.
+    public func bulkInsertFriendships(_ pairs: [(String, String)]) throws(ParseError) {
+        let now = String(ParseDate.now().millisecondsSince1970)
+        var from: [String] = [], to: [String] = [], users = Set<String>()
+        for (a, b) in pairs where a != b {
+            from += [a, b]; to += [b, a]
+            users.insert(a); users.insert(b)
+        }
+        guard !from.isEmpty else { return }
+        try writeTransaction { conn, _ in
+            try conn.query("""
+                INSERT INTO "_FRIENDS"("userFBId", "friendFBId") SELECT * FROM unnest($1::text[], $2::text[]) ON CONFLICT DO NOTHING
+                """, [PostgresQueryCompiler.textArrayLiteral(from), PostgresQueryCompiler.textArrayLiteral(to)])
+            try conn.query("""
+                INSERT INTO "_FRIEND_SYNC"("userFBId", "syncedAt") SELECT u, $2::bigint FROM unnest($1::text[]) AS u
+                ON CONFLICT ("userFBId") DO UPDATE SET "syncedAt" = excluded."syncedAt"
+                """, [PostgresQueryCompiler.textArrayLiteral(users.sorted()), now])
+        }
+    }
+}

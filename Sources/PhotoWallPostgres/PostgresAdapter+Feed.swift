@@ -1,0 +1,104 @@
+import PhotoWallCore
+import PhotoWallStorage
+
+/// The friend feed's queries in PostgreSQL's best forms (social-and-uploads.md §5.4–5.5).
+///
+/// - `.perAuthor`: one `LATERAL` probe per author on `i_WallImage_userFBId`
+///   (`(doc->>'userFBId'), "createdAt"`), each at most `limit` keys, merged by one outer sort.
+/// - `.globalScan`: the `"createdAt", "objectId"` index walked newest first from the cursor, capped at
+///   `scanLimit` entries, keeping authors in the set. The executor pulls rows lazily, so a dense friend
+///   set stops after about a page; the set is an array constant in a custom plan (hashed
+///   `= ANY`), and it filters *outside* the capped sub-select so the planner can't switch to the
+///   per-author index (the generic-plan `ANY($1)` trap).
+/// Cursors use row comparison `("createdAt", "objectId") < ($1, $2)`, an index condition on the
+/// composite index. PostgreSQL's measured crossover is about 700 authors (SQLite's about 2,500):
+/// see `PostgresAdapter.feedThreshold`.
+extension PostgresAdapter: FeedStore {
+    /// Authors (friends + 1) up to which `.perAuthor` beats `.globalScan` on PostgreSQL (§5.4).
+    public static let feedThreshold = 700
+
+    public func feedKeys(authors: [String]?, viewerFBId: String, before: FeedCursor?, limit: Int, strategy: FeedStrategy,
+                         scanLimit: Int) throws(ParseError) -> (keys: [FeedCursor], scannedToEnd: Bool) {
+        guard try schema(of: "WallImage") != nil, limit > 0 else { return ([], true) }
+        // nil: the viewer and their friends from the friend table.
+        var everyone = authors ?? [viewerFBId]
+        if authors == nil { everyone += try friends(of: viewerFBId) }
+        let authors = everyone
+        let t = Self.table("WallImage")
+        let author = PostgresQueryCompiler.textPath("userFBId")
+        var params = PostgresQueryCompiler.Params()
+        var older = "TRUE"
+        if let before {
+            older = "(\"createdAt\", \"objectId\") < (\(params.add(String(before.createdAt), cast: "bigint")), \(params.add(before.objectId, cast: "text")))"
+        }
+        let audience = PostgresQueryCompiler.textArrayLiteral(Array(Set(authors)).sorted())
+        let keysOf: ([String?]) -> FeedCursor = { FeedCursor(createdAt: Int64($0[0] ?? "0") ?? 0, objectId: $0[1] ?? "") }
+        return try guarded {
+            try pool.withConnection { conn in
+                switch strategy {
+                case .perAuthor:
+                    let set = params.add(audience, cast: "text[]"), n = params.add(String(limit), cast: "bigint")
+                    let sql = """
+                        SELECT k."createdAt", k."objectId" FROM unnest(\(set)) AS a(author)
+                        CROSS JOIN LATERAL (SELECT "createdAt", "objectId" FROM \(t) WHERE \(author) = a.author AND \(older)
+                                            ORDER BY "createdAt" DESC, "objectId" DESC LIMIT \(n)) k
+                        ORDER BY k."createdAt" DESC, k."objectId" DESC LIMIT \(n)
+                        """
+                    return (try conn.query(sql, params.values).rows.map(keysOf), true)
+                case .globalScan:
+                    let scan = params.add(String(scanLimit), cast: "bigint")
+                    let set = params.add(audience, cast: "text[]"), n = params.add(String(limit), cast: "bigint")
+                    let sql = """
+                        SELECT "createdAt", "objectId" FROM (
+                            SELECT "createdAt", "objectId", \(author) AS author FROM \(t) WHERE \(older)
+                            ORDER BY "createdAt" DESC, "objectId" DESC LIMIT \(scan)) s
+                        WHERE author = ANY(\(set)) ORDER BY "createdAt" DESC, "objectId" DESC LIMIT \(n)
+                        """
+                    let keys = try conn.query(sql, params.values).rows.map(keysOf)
+                    if keys.count >= limit { return (keys, true) }
+                    // A short page: complete only if the scan ran out of rows before its cap.
+                    var countParams = PostgresQueryCompiler.Params()
+                    var countOlder = "TRUE"
+                    if let before {
+                        countOlder = "(\"createdAt\", \"objectId\") < (\(countParams.add(String(before.createdAt), cast: "bigint")), \(countParams.add(before.objectId, cast: "text")))"
+                    }
+                    let cap = countParams.add(String(scanLimit), cast: "bigint")
+                    let scanned = Int(try conn.query("SELECT count(*) FROM (SELECT 1 FROM \(t) WHERE \(countOlder) ORDER BY \"createdAt\" DESC, \"objectId\" DESC LIMIT \(cap)) s",
+                                                     countParams.values).first?[0] ?? "0") ?? 0
+                    return (keys, scanned < scanLimit)
+                }
+            }
+        }
+    }
+
+    public func comments(ofImages ids: [String], perImage: Int) throws(ParseError) -> [String: (count: Int, latest: [StoredObject])] {
+        guard !ids.isEmpty, try schema(of: "WallImageComment") != nil else { return [:] }
+        let t = Self.table("WallImageComment")
+        let image = PostgresQueryCompiler.textPath("imageObjectId")
+        var countParams = PostgresQueryCompiler.Params()
+        let marks = ids.map { countParams.add($0, cast: "text") }.joined(separator: ",")
+        let countSQL = "SELECT \(image), count(*) FROM \(t) WHERE \(image) IN (\(marks)) GROUP BY 1"
+        let latestSQL = """
+            SELECT i.id, c.* FROM unnest($1::text[]) AS i(id)
+            CROSS JOIN LATERAL (SELECT \(Self.columns) FROM \(t) WHERE \(image) = i.id
+                                ORDER BY "createdAt" DESC, "objectId" DESC LIMIT $2::bigint) c
+            """
+        return try guarded {
+            try pool.withConnection { conn in
+                var out: [String: (count: Int, latest: [StoredObject])] = [:]
+                for row in try conn.query(countSQL, countParams.values).rows {
+                    if let id = row[0] { out[id] = (Int(row[1] ?? "0") ?? 0, []) }
+                }
+                let withComments = ids.filter { out[$0] != nil }
+                if !withComments.isEmpty {
+                    for row in try conn.query(latestSQL, [PostgresQueryCompiler.textArrayLiteral(withComments), String(perImage)]).rows {
+                        guard let id = row[0] else { continue }
+                        out[id]?.latest.append(try Self.decodeRow("WallImageComment", Array(row.dropFirst())))
+                    }
+                }
+                for id in ids where out[id] == nil { out[id] = (0, []) }
+                return out
+            }
+        }
+    }
+}

@@ -1,0 +1,107 @@
+import Foundation
+import Testing
+import PhotoWallCore
+import PhotoWallPostgres
+import PhotoWallStorage
+
+/// The PostgreSQL feed queries return exactly what SQLite's do (both strategies, cursors, the scan cap),
+/// and the plans are the intended ones.
+@Suite(.enabled(if: TestPostgres.adminURL != nil, TestPostgres.skipNote))
+struct FeedStoreTests {
+    let sqlite: SQLiteAdapter
+    let postgres: PostgresAdapter
+    let url: String
+
+    init() throws {
+        let dir = NSTemporaryDirectory() + "pw-feed-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        sqlite = try SQLiteAdapter(path: dir + "/db.sqlite")
+        url = try TestPostgres.freshDatabase()
+        postgres = try PostgresAdapter(url: url, maxConnections: 4)
+        var images: [StoredObject] = [], comments: [StoredObject] = []
+        for i in 0..<400 {
+            // 40 authors; some timestamps repeat so the objectId tie-break matters.
+            let t = ParseDate(millisecondsSince1970: 1_700_000_000_000 + Int64(i / 2) * 1000)
+            images.append(StoredObject(className: "WallImage", objectId: String(format: "img%07d", i), createdAt: t, updatedAt: t,
+                                       fields: ["userFBId": .string("u\(i % 40)")], acl: nil))
+            for j in 0..<(i % 4) {
+                let ct = ParseDate(millisecondsSince1970: t.millisecondsSince1970 + Int64(j) * 10)
+                comments.append(StoredObject(className: "WallImageComment", objectId: String(format: "c%05d%04d", i, j), createdAt: ct, updatedAt: ct,
+                                             fields: ["imageObjectId": .string(String(format: "img%07d", i)), "comment": .string("c\(j)")], acl: nil))
+            }
+        }
+        for db in [sqlite as any DatabaseAdapter, postgres] {
+            try db.ensureClass("WallImage", fields: ["userFBId": .string], indexedFields: ["userFBId"], uniqueFields: [])
+            try db.ensureClass("WallImageComment", fields: ["imageObjectId": .string, "comment": .string], indexedFields: ["imageObjectId"], uniqueFields: [])
+        }
+        try sqlite.bulkInsert(images)
+        try sqlite.bulkInsert(comments)
+        try postgres.bulkInsert(images)
+        try postgres.bulkInsert(comments)
+        try postgres.bulkInsertFriendships([("u1", "u2"), ("u2", "u3"), ("u1", "u2")])
+    }
+
+    @Test(arguments: [FeedStrategy.perAuthor, .globalScan])
+    func keysMatchSQLite(_ strategy: FeedStrategy) throws {
+        let authors = ["u1", "u7", "u8", "u39", "nobody"]
+        var cursor: FeedCursor?
+        for _ in 0..<6 {
+            let a = try sqlite.feedKeys(authors: authors, viewerFBId: "u1", before: cursor, limit: 7, strategy: strategy, scanLimit: 100_000)
+            let b = try postgres.feedKeys(authors: authors, viewerFBId: "u1", before: cursor, limit: 7, strategy: strategy, scanLimit: 100_000)
+            #expect(b.keys == a.keys)
+            #expect(b.scannedToEnd == a.scannedToEnd)
+            cursor = a.keys.last
+        }
+        #expect(cursor != nil)
+    }
+
+    @Test func scanCapReportsAnIncompletePage() throws {
+        // u5 posts every 40th image: 30 index entries hold fewer than 3 of its posts.
+        let a = try sqlite.feedKeys(authors: ["u5"], viewerFBId: "u5", before: nil, limit: 3, strategy: .globalScan, scanLimit: 30)
+        let b = try postgres.feedKeys(authors: ["u5"], viewerFBId: "u5", before: nil, limit: 3, strategy: .globalScan, scanLimit: 30)
+        #expect(b.keys == a.keys)
+        #expect(b.keys.count == 0)
+        #expect(!b.scannedToEnd)
+        // Near the end of the table the scan runs out before the cap: complete.
+        let old = FeedCursor(createdAt: 1_700_000_000_000 + 5_000, objectId: "img0000010")
+        let c = try postgres.feedKeys(authors: ["u5"], viewerFBId: "u5", before: old, limit: 3, strategy: .globalScan, scanLimit: 30)
+        #expect(c.keys.map(\.objectId) == ["img0000005"])
+        #expect(c.scannedToEnd)
+    }
+
+    @Test func commentsMatchSQLite() throws {
+        let ids = ["img0000003", "img0000002", "img0000001", "img0000000", "img0000399", "missing"]
+        let a = try sqlite.comments(ofImages: ids, perImage: 2)
+        let b = try postgres.comments(ofImages: ids, perImage: 2)
+        #expect(Set(a.keys) == Set(b.keys))
+        for id in ids {
+            #expect(b[id]?.count == a[id]?.count, "\(id)")
+            #expect(b[id]?.latest.map(\.objectId) == a[id]?.latest.map(\.objectId), "\(id)")
+        }
+        #expect(b["img0000003"]?.count == 3)
+        #expect(b["img0000003"]?.latest.map(\.objectId) == ["c000030002", "c000030001"])
+    }
+
+    @Test func bulkLoadedRowsAndFriendships() throws {
+        #expect(try postgres.count(StoredQuery(className: "WallImage", readers: nil)) == 400)
+        #expect(try postgres.count(StoredQuery(className: "WallImageComment", readers: nil)) == 600)
+        #expect(try postgres.friends(of: "u2").sorted() == ["u1", "u3"])
+        #expect(try postgres.friendsSyncedAt("u3") != nil)
+    }
+
+    @Test func planners() throws {
+        let conn = try PostgresConnection(conninfo: url)
+        try conn.execute("ANALYZE \"c_WallImage\"; SET plan_cache_mode = force_custom_plan")
+        // The global scan walks the createdAt index and stops early: a dense author set fills the page after a few rows.
+        let authors = (0..<40).map { "u\($0)" }
+        let plan = try conn.query("""
+            EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT "createdAt", "objectId" FROM (
+                SELECT "createdAt", "objectId", (doc->>'userFBId') AS author FROM "c_WallImage" WHERE TRUE
+                ORDER BY "createdAt" DESC, "objectId" DESC LIMIT $1::bigint) s
+            WHERE author = ANY($2::text[]) ORDER BY "createdAt" DESC, "objectId" DESC LIMIT $3::bigint
+            """, ["50000", "{" + authors.joined(separator: ",") + "}", "10"]).rows.compactMap { $0[0] }.joined(separator: "\n")
+        #expect(plan.contains("i_WallImage_createdAt"), "\(plan)")
+        #expect(!plan.contains("Sort"), "no sort above the index walk:\n\(plan)")
+        #expect(plan.contains("(actual rows=10 loops=1)"), "\(plan)")
+    }
+}

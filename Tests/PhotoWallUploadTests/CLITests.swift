@@ -1,0 +1,223 @@
+import Foundation
+import PhotoWallCore
+import PhotoWallTesting
+import Testing
+
+/// `photowall login`, `logout` and `upload` as a user runs them: the real binary, its exit codes
+/// and one-line messages, the objects it saves, its JSON events, and resuming an interrupted run.
+@Suite struct CLITests {
+    /// A fresh user on the shared server and a CLI home that is logged in as them.
+    static func loggedIn(_ home: String, server: ParseTestServer = sharedServer) async throws -> (CLIRunner, String, String) {
+        let name = "cli_\(UUID().uuidString.prefix(8))"
+        let (id, _) = try await server.signUp(name, password: "pw-\(name)")
+        let cli = CLIRunner(home: home)
+        let r = try await onThread { try cli.login(server, name, password: "pw-\(name)") }
+        #expect(r.code == 0, "\(r.stderr)")
+        return (cli, name, id)
+    }
+
+    @Test func loginStoresTheSessionPrivatelyAndLogoutRemovesIt() async throws {
+        try await withTemporaryDirectory { home in
+            let name = "cli_\(UUID().uuidString.prefix(8))"
+            let (id, _) = try await sharedServer.signUp(name, password: "secret")
+            let cli = CLIRunner(home: home)
+
+            let wrong = try await onThread { try cli.run(["login", name, "--password", "nope", "--server", sharedServer.baseURL, "--app-id", sharedServer.appId]) }
+            #expect(wrong.code == 1)
+            #expect(wrong.stderr == "photowall login: invalid username or password\n")
+
+            // The password from standard input (not a terminal).
+            let r = try await onThread { try cli.run(["login", name, "--server", sharedServer.baseURL, "--app-id", sharedServer.appId], stdin: "secret\n") }
+            #expect(r.code == 0)
+            #expect(r.stdout == "Logged in to \(sharedServer.baseURL) as \(name).\n")
+            let path = cli.configDir + "/session.json"
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            #expect((attributes[.posixPermissions] as? Int) == 0o600)
+            let session = try JSON.parse([UInt8](Data(contentsOf: URL(fileURLWithPath: path))))
+            #expect(session["server"]?.stringValue == sharedServer.baseURL)
+            #expect(session["appId"]?.stringValue == sharedServer.appId)
+            #expect(session["objectId"]?.stringValue == id)
+            let token = try #require(session["sessionToken"]?.stringValue)
+            #expect(try await sharedServer.request("GET", "/users/me", key: .session(token)).status == 200)
+
+            // PHOTOWALL_PASSWORD works too.
+            let again = try await onThread { try cli.run(["login", name, "--server", sharedServer.baseURL, "--app-id", sharedServer.appId],
+                                                         env: ["PHOTOWALL_PASSWORD": "secret"]) }
+            #expect(again.code == 0)
+            let token2 = try #require(try JSON.parse([UInt8](Data(contentsOf: URL(fileURLWithPath: path))))["sessionToken"]?.stringValue)
+            #expect(token2 != token)
+
+            let out = try await onThread { try cli.run(["logout"]) }
+            #expect(out.code == 0)
+            #expect(out.stdout == "Logged out of \(sharedServer.baseURL).\n")
+            #expect(!FileManager.default.fileExists(atPath: path))
+            let me = try await sharedServer.request("GET", "/users/me", key: .session(token2))
+            #expect(me.status == 400 && me.text.contains(#""code":209"#), "\(me.status) \(me.text)")
+        }
+    }
+
+    @Test func uploadPostsAWallImageWithItsComment() async throws {
+        try await withTemporaryDirectory { home in
+            let (cli, _, userId) = try await Self.loggedIn(home)
+            let photo = try TestFiles.write(TestFiles.paddedPNG(totalBytes: 3 << 20), named: "sunset at sea.png", in: home)
+            let r = try await onThread { try cli.run(["upload", photo, "--comment", "What a view", "--chunk-size", "256k", "--json"]) }
+            #expect(r.code == 0, "\(r.stderr)")
+            #expect(r.stderr == "")
+            let events = r.events
+            let kinds = events.compactMap { $0["event"] as? String }
+            #expect(kinds.first == "start" && kinds.dropFirst().first == "created")
+            #expect(Array(kinds.suffix(2)) == ["uploaded", "done"])
+            let progress = events.filter { $0["event"] as? String == "progress" }.compactMap { $0["sentBytes"] as? Int }
+            #expect(progress == progress.sorted() && Set(progress).count == progress.count, "monotonic")
+            #expect(progress.last == 3 << 20 && progress.filter { $0 == 3 << 20 }.count == 1)
+            let done = try #require(events.last)
+            #expect(done["totalBytes"] as? Int == 3 << 20)
+            let imageId = try #require(done["wallImageId"] as? String)
+            let commentId = try #require(done["commentId"] as? String)
+            let fileName = try #require(done["fileName"] as? String)
+            #expect(fileName.hasSuffix("_sunset at sea.png"))
+
+            // What the seed app's Comms.uploadImage saves, checked over REST.
+            let image = try await sharedServer.request("GET", "/classes/WallImage/\(imageId)", key: .master(nil)).json
+            #expect(image["image"]?["name"]?.stringValue == fileName)
+            #expect(image["user"] == ["__type": "Pointer", "className": "_User", "objectId": .string(userId)])
+            #expect(image["userFBId"]?.stringValue == userId)  // no fbId: the objectId stands in
+            #expect(image["thumbnail"]?.parseType == "File" && image["width"]?.intValue == 16)
+            let comment = try await sharedServer.request("GET", "/classes/WallImageComment/\(commentId)", key: .master(nil)).json
+            #expect(comment["comment"]?.stringValue == "What a view")
+            #expect(comment["imageObjectId"]?.stringValue == imageId)
+            #expect(comment["user"]?["objectId"]?.stringValue == userId)
+            #expect(comment["userFBId"]?.stringValue == userId)
+            // The bytes arrived whole; nothing is left to resume.
+            let file = try await sharedServer.request("GET", image["image"]?["url"]?.stringValue ?? "", key: .none)
+            #expect(TestFiles.sha256(file.body) == (try TestFiles.sha256(ofFile: photo)))
+            #expect(cli.resumeStates.isEmpty)
+        }
+    }
+
+    @Test func plainOutputAndParallelFiles() async throws {
+        try await withTemporaryDirectory { home in
+            let (cli, _, _) = try await Self.loggedIn(home)
+            let files = try (0..<3).map { try TestFiles.write(TestFiles.paddedPNG(totalBytes: 1 << 20), named: "p\($0).png", in: home) }
+            let r = try await onThread { try cli.run(["upload"] + files + ["--parallel", "3", "--chunk-size", "128k"]) }
+            #expect(r.code == 0, "\(r.stderr)")
+            let lines = r.stdout.split(separator: "\n")
+            for i in 0..<3 {
+                let mine = lines.filter { $0.hasPrefix("p\(i).png: ") }
+                #expect(mine.contains { $0.hasPrefix("p\(i).png: 1.0 MiB / 1.0 MiB  100%") }, "\(mine)")
+                #expect(mine.last?.hasPrefix("p\(i).png: done: WallImage ") == true, "\(mine)")
+            }
+        }
+    }
+
+    @Test func notLoggedInExitsWith2() async throws {
+        try await withTemporaryDirectory { home in
+            let photo = try TestFiles.write(TestFiles.paddedPNG(totalBytes: 10_000), named: "a.png", in: home)
+            let cli = CLIRunner(home: home)
+            let r = try await onThread { try cli.run(["upload", photo, "--server", sharedServer.baseURL]) }
+            #expect(r.code == 2)
+            #expect(r.stderr == "photowall upload: not logged in (run photowall login)\n")
+            let json = try await onThread { try cli.run(["upload", photo, "--json"]) }
+            #expect(json.code == 2)
+            #expect(json.events.first?["code"] as? String == "not-logged-in")
+            #expect(json.events.first?["exitCode"] as? Int == 2)
+        }
+    }
+
+    @Test func unreachableServerExitsWith5() async throws {
+        try await withTemporaryDirectory { home in
+            let cli = CLIRunner(home: home)
+            let dead = "http://127.0.0.1:\(freePort())/parse"
+            try FileManager.default.createDirectory(atPath: cli.configDir, withIntermediateDirectories: true)
+            let session: JSON = ["server": .string(dead), "appId": "photowall", "sessionToken": "r:0123456789abcdef0123456789abcdef",
+                                 "username": "x", "objectId": "abcdefghij"]
+            try Data(session.serialized).write(to: URL(fileURLWithPath: cli.configDir + "/session.json"))
+            let photo = try TestFiles.write(TestFiles.paddedPNG(totalBytes: 10_000), named: "a.png", in: home)
+            let r = try await onThread { try cli.run(["upload", photo]) }
+            #expect(r.code == 5)
+            #expect(r.stderr == "photowall upload: server unreachable at \(dead)\n")
+            let login = try await onThread { try cli.run(["login", "x", "--password", "y", "--server", dead]) }
+            #expect(login.code == 5)
+            #expect(login.stderr == "photowall login: server unreachable at \(dead)\n")
+        }
+    }
+
+    @Test func unsupportedTypeExitsWith3BeforeUploading() async throws {
+        try await withTemporaryDirectory { home in
+            let (cli, _, _) = try await Self.loggedIn(home)
+            let gif = try TestFiles.write(Array("GIF89a".utf8) + TestFiles.randomBytes(2000), named: "anim.gif", in: home)
+            let text = try TestFiles.write(Array("hello, world\n".utf8), named: "notes.png", in: home)
+            let r = try await onThread { try cli.run(["upload", gif]) }
+            #expect(r.code == 3)
+            #expect(r.stderr == "photowall upload: \(gif): unsupported type (GIF); only JPEG and PNG can be posted\n")
+            let r2 = try await onThread { try cli.run(["upload", text]) }
+            #expect(r2.code == 3)
+            #expect(r2.stderr == "photowall upload: \(text): unsupported type (not an image); only JPEG and PNG can be posted\n")
+            #expect(cli.resumeStates.isEmpty, "nothing was started")
+            let missing = try await onThread { try cli.run(["upload", home + "/nope.png"]) }
+            #expect(missing.code == 66)
+            #expect(missing.stderr == "photowall upload: \(home)/nope.png: No such file or directory\n")
+        }
+    }
+
+    @Test func tooLargeExitsWith4() async throws {
+        try await withTemporaryDirectory { home in
+            let (cli, _, _) = try await Self.loggedIn(home)
+            let big = try TestFiles.write(TestFiles.paddedPNG(totalBytes: 1000), named: "huge.png", in: home)
+            #expect(truncate(big, (20 << 20) + (1 << 20)) == 0)  // sparse: 21 MiB, starts like a PNG
+            let r = try await onThread { try cli.run(["upload", big]) }
+            #expect(r.code == 4)
+            #expect(r.stderr == "photowall upload: \(big): too large (21.0 MiB; the server accepts at most 20.0 MiB)\n")
+        }
+    }
+
+    @Test func anInterruptedRunResumesWhenRunAgain() async throws {
+        try await withTemporaryDirectory { home in
+            let (cli, _, _) = try await Self.loggedIn(home)
+            let total = 12 << 20
+            let photo = try TestFiles.write(TestFiles.paddedPNG(totalBytes: total), named: "long.png", in: home)
+            let args = ["upload", photo, "--comment", "resumed", "--chunk-size", "64k", "--json"]
+
+            // Ctrl-C once some bytes went out.
+            let p = cli.makeProcess(args, env: [:])
+            let out = Pipe()
+            p.standardOutput = out
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            let firstRun = await onThread { () -> String in
+                var text = ""
+                let handle = out.fileHandleForReading
+                var interrupted = false
+                while true {
+                    let chunk = handle.availableData
+                    if chunk.isEmpty { break }
+                    text += String(decoding: chunk, as: UTF8.self)
+                    if !interrupted, text.contains(#""sentBytes":"#), text.range(of: #""sentBytes":[1-9]"#, options: .regularExpression) != nil {
+                        kill(p.processIdentifier, SIGINT)
+                        interrupted = true
+                    }
+                }
+                p.waitUntilExit()
+                return text
+            }
+            #expect(p.terminationStatus == 130, "\(firstRun.suffix(500))")
+            #expect(!firstRun.contains(#""event":"done""#))
+            #expect(cli.resumeStates.count == 1)
+
+            // The same command again picks up where the server's offset is.
+            let r = try await onThread { try cli.run(args) }
+            #expect(r.code == 0, "\(r.stderr)")
+            let resumed = try #require(r.events.first { $0["event"] as? String == "resumed" })
+            let offset = try #require(resumed["offset"] as? Int)
+            #expect(offset > 0 && offset < total)
+            #expect(!r.events.contains { $0["event"] as? String == "created" })
+            let done = try #require(r.events.last)
+            #expect(done["event"] as? String == "done")
+            #expect(r.events.filter { $0["event"] as? String == "progress" }.last?["sentBytes"] as? Int == total)
+            let image = try await sharedServer.request("GET", "/classes/WallImage/\(done["wallImageId"] as? String ?? "")", key: .master(nil)).json
+            let file = try await sharedServer.request("GET", image["image"]?["url"]?.stringValue ?? "", key: .none)
+            #expect(TestFiles.sha256(file.body) == (try TestFiles.sha256(ofFile: photo)))
+            #expect(cli.resumeStates.isEmpty)
+        }
+    }
+}
