@@ -187,7 +187,7 @@ enum ServeCommand {
 
         Terminal.write("""
             PhotoWall listening on http://\(shownHost):\(boundPort)\(config.mountPath)
-              data:        \(dataDir) (SQLite photowall.sqlite, files/)
+              data:        \(database is SQLiteAdapter ? "\(dataDir)/photowall.sqlite (SQLite)" : "PostgreSQL"), files in \(dataDir)/files
               app id:      \(config.appId)
               master key:  \(config.masterKey == "photowall-master" ? "photowall-master (development default: set --master-key)" : "(set)")
               upload a file:

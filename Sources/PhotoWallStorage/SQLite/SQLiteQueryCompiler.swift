@@ -119,7 +119,9 @@ struct SQLiteQueryCompiler {
             for x in ps { parts.append(try compile(x, &args)) }
             return "(" + parts.joined(separator: " OR ") + ")"
         case .nor(let ps):
-            return "NOT " + (try compile(.or(ps), &args))
+            // COALESCE: a comparison with a missing field is NULL, and NOT NULL would drop the row;
+            // Mongo (and parse-server) keep rows where none of the clauses holds.
+            return "NOT COALESCE(" + (try compile(.or(ps), &args)) + ", 0)"
         case .compare(let path, let op, let value):
             let e = expression(path)
             if case .null = value {
