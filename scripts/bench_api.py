@@ -31,7 +31,10 @@ UPLOAD_MB = int(os.environ.get("BENCH_UPLOAD_MB", "256"))
 
 def start_photowall(data):
     p = subprocess.Popen([BIN, "serve", "--port", "0", "--data-dir", data, "--app-id", APP, "--master-key", MASTER,
-                          "--max-upload-size", "1gb", "--log-level", "warning", "--stop-on-stdin-eof"],
+                          "--max-upload-size", "1gb", "--log-level", "warning", "--stop-on-stdin-eof",
+                          # The Parse REST core as a client without a session sees it (the wall's
+                          # friends-only visibility is measured by the feed benchmark).
+                          "--wall-visibility", "public"],
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     for _ in range(50):
         m = re.search(r"listening on http://127\.0\.0\.1:(\d+)/parse", p.stdout.readline())

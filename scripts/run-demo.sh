@@ -16,7 +16,7 @@ if [ ! -s "$DATA/photowall.sqlite" ]; then
   "$BIN" seed-demo --data-dir "$DATA" --fixture Samples/facebook/users.json --photos Samples/photos --images 240 --comments-per-image 2
 fi
 
-"$BIN" mock-facebook --port "$FB_PORT" --app-id "$APP_ID" --app-secret "$APP_SECRET" --log-level warning --stop-on-stdin-eof \
+"$BIN" mock-facebook --port "$FB_PORT" --app-id "$APP_ID" --app-secret "$APP_SECRET" --no-appsecret-proof --log-level warning --stop-on-stdin-eof \
   < <(while sleep 3600; do :; done) &
 FB_PID=$!
 trap 'kill $FB_PID 2>/dev/null || true' EXIT INT TERM
@@ -24,7 +24,11 @@ sleep 0.5
 
 cat <<MSG
 
-Log in as a fixture user (no browser needed):
+Log in from the command line (as a fixture user, or without --as through the dialog in a browser):
+  $BIN login --facebook --as 100001367487298
+  $BIN feed
+  $BIN upload Samples/photos/landscape_o6.jpg --comment "Hello wall"
+Or over REST (no browser needed):
   TOKEN=\$(curl -s -X POST -d user_id=100001367487298 http://127.0.0.1:$FB_PORT/__control/login | python3 -c 'import json,sys;print(json.load(sys.stdin)["access_token"])')
   curl -s -H 'X-Parse-Application-Id: photowall' -d "{\"authData\":{\"facebook\":{\"id\":\"100001367487298\",\"access_token\":\"\$TOKEN\"}}}" http://127.0.0.1:1337/parse/users
   curl -s -X POST -H 'X-Parse-Application-Id: photowall' -H 'X-Parse-Session-Token: r:…' -d '{"limit":5}' http://127.0.0.1:1337/parse/functions/feed

@@ -12,11 +12,16 @@ import Glibc
 enum LoginCommand {
     static let help = """
         usage: photowall login [USERNAME] [--username U] [--password P] [--server URL] [--app-id ID]
+               photowall login --facebook [--as USER] [--facebook-url URL] [--facebook-app-id ID] [--server URL]
 
           USERNAME, --username   the account (prompted for on a terminal when missing)
           --password P           the password (else PHOTOWALL_PASSWORD, else a prompt, else stdin's first line)
           --server URL           API root (PHOTOWALL_SERVER; default \(ClientTarget.defaultServer))
           --app-id ID            application id (PARSE_SERVER_APPLICATION_ID; default \(ClientTarget.defaultAppId))
+          --facebook             log in with Facebook: prints the login dialog's URL and waits for the browser
+          --as USER              with --facebook: approve the (mock) dialog as this fixture user, for scripts
+          --facebook-url URL     the provider (PHOTOWALL_FACEBOOK_URL; default http://127.0.0.1:1338, the mock)
+          --facebook-app-id ID   the app id (PHOTOWALL_FACEBOOK_APP_ID; default the mock's 1234567890123456)
 
         Stores {server, appId, sessionToken} in $XDG_CONFIG_HOME/photowall/session.json
         (default ~/.config/photowall/session.json) with mode 0600.
@@ -27,11 +32,13 @@ enum LoginCommand {
     static func run(_ args: [String]) -> Int32 {
         let o: Options
         do {
-            o = try Options(args, known: ClientTarget.optionNames.union(["username", "password"]), flags: ["help"])
+            o = try Options(args, known: ClientTarget.optionNames.union(["username", "password", "as", "facebook-url", "facebook-app-id"]),
+                            flags: ["help", "facebook"])
         } catch {
             return clientFail("login", "\(error)", ClientExit.usage)
         }
         if o.flag("help") { Terminal.write(help, to: 1); return 0 }
+        if o.flag("facebook") { return FacebookLoginCommand.run(o) }
         guard o.positional.count <= 1 else { return clientFail("login", "expected one USERNAME", ClientExit.usage) }
         let target = ClientTarget(o, session: nil)
         guard var username = o.positional.first ?? o.value("username") ?? o.value("", env: ["PHOTOWALL_USERNAME"]) ?? prompt("Username: ", echo: true),

@@ -14,6 +14,8 @@ struct PhotoWallCLI {
           serve       run the Parse-compatible API server (photowall serve --help)
           thumbnail   make a thumbnail: photowall thumbnail IN OUT [--size N] [--format jpeg|png] [--quality Q]
           mock-facebook  mock Facebook login and Graph API for development and tests (photowall mock-facebook --help)
+          feed        print your wall: photowall feed [--limit N] [--json]
+          comment     comment on a photo: photowall comment IMAGE_ID TEXT
           seed-demo   fill a data folder with a demo wall: photowall seed-demo --users N --images M --friends-per-user K
           samples     render photo-like sample images with EXIF orientations 1-8: photowall samples OUTDIR
           login       log in and store the session: photowall login [USERNAME] [--password P] [--server URL]
@@ -36,6 +38,8 @@ struct PhotoWallCLI {
         case "thumbnail": code = runThumbnailCommand(rest)
         case "samples": code = SamplesCommand.run(rest)
         case "seed-demo": code = SeedDemoCommand.run(rest)
+        case "feed": code = FeedCommand.run(rest)
+        case "comment": code = CommentCommand.run(rest)
         case "mock-facebook": code = runMockFacebookCommand(rest)
         case "login": code = LoginCommand.run(rest)
         case "logout": code = LogoutCommand.run(rest)

@@ -277,6 +277,52 @@ import PhotoWallCore
         #expect(try await s.request("POST", "/functions/feed", json: [:], key: .app).json["code"] == 209)
     }
 
+    /// Runs the built `photowall` with a private config folder. - Returns: exit status and stdout.
+    func cli(_ args: [String], config: URL) throws -> (Int32, String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: TestPaths.binary)
+        p.arguments = args
+        var env = ProcessInfo.processInfo.environment
+        env["XDG_CONFIG_HOME"] = config.path
+        env["XDG_CACHE_HOME"] = config.path
+        p.environment = env
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test func commandLineFacebookLoginFeedAndComment() async throws {
+        let config = s.dataDir.appendingPathComponent("cli-\(UUID().uuidString.prefix(6))")
+        let target = ["--server", s.baseURL, "--app-id", s.appId]
+        #expect(try cli(["feed"] + target, config: config).0 == 2, "not logged in")
+        let user = try #require(MockFacebookProcess.appUsers().dropFirst(12).first)
+        let login = try cli(["login", "--facebook", "--as", user, "--facebook-url", fb.baseURL, "--facebook-app-id", fb.appId] + target, config: config)
+        #expect(login.0 == 0, "\(login.1)")
+        #expect(login.1.contains("Facebook \(user)"))
+        let sessionFile = config.appendingPathComponent("photowall/session.json")
+        let attributes = try FileManager.default.attributesOfItem(atPath: sessionFile.path)
+        #expect((attributes[.posixPermissions] as? Int) == 0o600)
+        let token = try #require(try JSON.parse([UInt8](Data(contentsOf: sessionFile)))["sessionToken"]?.stringValue)
+
+        let image = try #require(try await s.request("POST", "/classes/WallImage", json: ["caption": "from the CLI test"], key: .session(token))
+            .json["objectId"]?.stringValue)
+        let comment = try cli(["comment", image, "Looks great"] + target, config: config)
+        #expect(comment.0 == 0)
+        #expect(comment.1.trimmingCharacters(in: .whitespacesAndNewlines).count == 10)
+        let feed = try cli(["feed", "--json", "--limit", "5"] + target, config: config)
+        #expect(feed.0 == 0)
+        let first = try JSON.parse(feed.1)["images"]?.arrayValue?.first
+        #expect(first?["objectId"]?.stringValue == image)
+        #expect(first?["comments"]?.arrayValue?.map { $0["comment"] } == ["Looks great"])
+        let text = try cli(["feed"] + target, config: config)
+        #expect(text.1.contains("from the CLI test") && text.1.contains("Looks great"))
+        #expect(try cli(["comment", "noSuchImage", "hi"] + target, config: config).0 == 1)
+    }
+
     @Test func providerDownIsAClearErrorNotAHang() async throws {
         // A server whose Graph URL points at a closed port.
         let dead = try ParseTestServer(extraArgs: ["--facebook-url", "http://127.0.0.1:1/v19.0"])

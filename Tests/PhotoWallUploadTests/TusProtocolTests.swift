@@ -171,12 +171,9 @@ import Testing
         try first.sendHead("PATCH", path, headers: t.headers([("Upload-Offset", "0"), ("Content-Type", "application/offset+octet-stream"),
                                                               ("Content-Length", "1000")]))
         try first.send(Array(repeating: UInt8(1), count: 500))
+        try await waitForPart(sharedServer, path, bytes: 500)
         let trickle = Trickle(first, bytes: 400)
-        var second = try t.patch(path, offset: 0, body: Array(repeating: 2, count: 1000))
-        for _ in 0..<50 where second.status == 409 {  // until the first PATCH has reached the service
-            try await Task.sleep(for: .milliseconds(20))
-            second = try t.patch(path, offset: 0, body: Array(repeating: 2, count: 1000))
-        }
+        let second = try t.patch(path, offset: 0, body: Array(repeating: 2, count: 1000))
         #expect(second.status == 423)
         let trickled = await onThread { trickle.finish() }
         try first.send(Array(repeating: UInt8(1), count: 500 - trickled))
@@ -194,6 +191,7 @@ import Testing
         try first.sendHead("PATCH", path, headers: t.headers([("Upload-Offset", "0"), ("Content-Type", "application/offset+octet-stream"),
                                                               ("Content-Length", "1000")]))
         try first.send(Array(repeating: UInt8(1), count: 600))
+        try await waitForPart(s, path, bytes: 600)
         try await Task.sleep(for: .milliseconds(1300))
         // …is preempted by the next one, keeping the 600 bytes it received.
         let second = try t.patch(path, offset: 0, body: Array(repeating: 2, count: 1000))
@@ -266,4 +264,15 @@ final class Trickle: @unchecked Sendable {
         done.wait()
         return lock.withLock { sent }
     }
+}
+
+/// Waits until the server has written `bytes` of the upload's part file: its PATCH holds the upload.
+func waitForPart(_ s: ParseTestServer, _ uploadPath: String, bytes: Int) async throws {
+    let part = s.dataDir.appendingPathComponent("uploads/\(uploadPath.split(separator: "/").last!).part").path
+    for _ in 0..<500 {
+        let size = (try? FileManager.default.attributesOfItem(atPath: part)[.size] as? Int) ?? 0
+        if size >= bytes { return }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+    throw TestServerError(description: "the server never wrote \(bytes) bytes to \(part)")
 }

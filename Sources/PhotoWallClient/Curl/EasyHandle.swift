@@ -105,6 +105,8 @@ final class EasyHandle {
                 check(CCurlShim_easy_setopt_read_function(rawHandle, curlReadCallback))
                 check(CCurlShim_easy_setopt_pointer(rawHandle, CURLOPT_READDATA, context))
                 check(CCurlShim_easy_setopt_seek_function(rawHandle, curlSeekCallback))
+                // Bigger reads than curl's 64 KiB default: fewer callbacks and send(2)s per chunk.
+                check(CCurlShim_easy_setopt_long(rawHandle, CURLOPT_UPLOAD_BUFFERSIZE, 512 << 10))
                 check(CCurlShim_easy_setopt_pointer(rawHandle, CURLOPT_SEEKDATA, context))
                 // Ask before sending a large body, so a refusal (409, 413, 423…) costs no body bytes;
                 // small bodies go at once (no round trip).

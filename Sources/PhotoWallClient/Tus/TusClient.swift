@@ -1,4 +1,7 @@
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A tus 1.0.0 client for PhotoWall's resumable uploads at `<server>/uploads`, on libcurl.
 ///
@@ -191,9 +194,6 @@ private func blockingThreadMain(_ context: UnsafeMutableRawPointer?) -> UnsafeMu
     return nil
 }
 
-#if canImport(Glibc)
-import Glibc
-#endif
 
 extension String {
     /// Decodes `%XX` escapes (a `file://` URL's path).

@@ -37,6 +37,8 @@ final class UploadRun {
     var configuration: TusClient.Configuration { client.configuration }
 
     func run(resumeURL: String?) throws(ClientError) -> UploadResult {
+        // A checksum helper still reading the file must finish before the file is closed.
+        defer { _ = try? prefetch?.value() }
         // Phase 1: find the upload (resume) or make one.
         var needHead = false
         if let resumeURL {
@@ -128,14 +130,24 @@ final class UploadRun {
         return try requests.create(length: file.size, metadata: metadata)
     }
 
+    /// The next chunk's checksum, being computed while the current chunk is sent.
+    var prefetch: ChecksumPrefetch?
+
     /// Sends the chunk at `offset` with its checksum; progress flows while the body goes out.
     func sendChunk(_ url: String) throws(ClientError) -> UploadStatus {
         let length = min(configuration.chunkBytes, file.size - offset)
-        var checksum: String?
-        switch configuration.checksum {
-        case .sha256: checksum = "sha256 " + Base64.encode(try file.digest(.sha256, offset: offset, length: length, buffer: &buffer))
-        case .sha1: checksum = "sha1 " + Base64.encode(try file.digest(.sha1, offset: offset, length: length, buffer: &buffer))
-        case .none: checksum = nil
+        let checksum: String?
+        if let p = prefetch, p.offset == offset, p.length == length {
+            checksum = try p.value()
+        } else {
+            _ = try? prefetch?.value()  // let a stale helper finish before it is dropped
+            checksum = try ChecksumPrefetch.header(configuration.checksum, file: file, offset: offset, length: length, buffer: &buffer)
+        }
+        prefetch = nil
+        let next = offset + length
+        if configuration.checksum != .none, next < file.size {
+            prefetch = ChecksumPrefetch(file: file, offset: next, length: min(configuration.chunkBytes, file.size - next),
+                                        algorithm: configuration.checksum)
         }
         let start = offset
         let reporter = reporter, cancellation = cancellation

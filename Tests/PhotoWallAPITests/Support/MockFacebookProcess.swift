@@ -25,7 +25,9 @@ final class MockFacebookProcess: @unchecked Sendable {
     init() throws {
         process.executableURL = URL(fileURLWithPath: TestPaths.binary)
         process.arguments = ["mock-facebook", "--port", "0", "--app-id", appId, "--app-secret", appSecret,
-                             "--stop-on-stdin-eof", "--log-level", "warning"]
+                             "--stop-on-stdin-eof", "--log-level", "warning",
+                             // Native clients (the CLI) call /me without the secret; a proof that is sent is still checked.
+                             "--no-appsecret-proof"]
         let out = Pipe()
         process.standardOutput = out
         process.standardInput = stdin

@@ -1,0 +1,77 @@
+import PhotoWallCore
+
+/// The client side of Facebook login for native apps: the OAuth dialog with
+/// `response_type=token` (implicit flow, redirected to a loopback address), then `/me` for the id.
+/// - Source: social-and-uploads.md §2.8 (dialog, token response, `/me`).
+public enum FacebookDialog {
+    /// The dialog URL a person opens in a browser.
+    /// - Parameter base: the provider's root, e.g. `http://127.0.0.1:1338` (a `/vNN.N` suffix is fine).
+    public static func dialogURL(base: String, appId: String, redirectURI: String, state: String) -> String {
+        "\(versioned(base))/dialog/oauth?client_id=\(ParseClient.percentEncode(appId))&redirect_uri=\(ParseClient.percentEncode(redirectURI))"
+            + "&state=\(ParseClient.percentEncode(state))&scope=public_profile,user_friends&response_type=token"
+    }
+
+    static func versioned(_ base: String) -> String {
+        var b = base
+        while b.hasSuffix("/") { b.removeLast() }
+        return b.range(of: #"/v\d+\.\d+$"#, options: .regularExpression) == nil ? b + "/v19.0" : b
+    }
+
+    /// Approves the dialog as `user` (a fixture id or name) without a browser, as the mock's form
+    /// does (`POST /dialog/oauth/confirm`). Scripts and tests only; a real provider shows a page.
+    /// - Returns: the access token from the redirect's fragment.
+    /// - Throws: `.rejected` when the provider refuses; `.protocolError` for an unexpected answer.
+    public static func approve(base: String, appId: String, user: String, redirectURI: String, state: String) throws(ClientError) -> String {
+        let handle = try EasyHandle()
+        let who = user.allSatisfy(\.isNumber) ? "user_id=\(ParseClient.percentEncode(user))" : "user=\(ParseClient.percentEncode(user))"
+        let form = "client_id=\(ParseClient.percentEncode(appId))&redirect_uri=\(ParseClient.percentEncode(redirectURI))"
+            + "&state=\(ParseClient.percentEncode(state))&scope=public_profile%2Cuser_friends&response_type=token&action=approve&\(who)"
+        var request = HTTPRequest(method: "POST", url: versioned(base) + "/dialog/oauth/confirm",
+                                  headers: [(name: "Content-Type", value: "application/x-www-form-urlencoded")])
+        request.body = .bytes(Array(form.utf8))
+        let r = try handle.perform(request, timeouts: Timeouts(connectMilliseconds: 5000, stallSeconds: 15))
+        guard (300...399).contains(r.status), let location = r.header("Location") else {
+            throw ClientError(.rejected, "The Facebook dialog did not redirect (HTTP \(r.status)): \(String(decoding: r.body.prefix(200), as: UTF8.self))", httpStatus: r.status)
+        }
+        let params = fragmentParameters(location)
+        if let error = params["error"] { throw ClientError(.rejected, "Facebook login was refused: \(error)") }
+        guard params["state"] == state, let token = params["access_token"] else {
+            throw ClientError(.protocolError, "The Facebook redirect has no access token for this request.")
+        }
+        return token
+    }
+
+    /// `key=value` pairs of a URL's fragment (or query, when there is no fragment).
+    public static func fragmentParameters(_ url: String) -> [String: String] {
+        let part = url.split(separator: "#", maxSplits: 1).dropFirst().first ?? url.split(separator: "?", maxSplits: 1).dropFirst().first ?? ""
+        var out: [String: String] = [:]
+        for pair in part.split(separator: "&") {
+            let kv = pair.split(separator: "=", maxSplits: 1)
+            if let k = kv.first { out[String(k)] = kv.count > 1 ? percentDecode(String(kv[1])) : "" }
+        }
+        return out
+    }
+
+    static func percentDecode(_ s: String) -> String {
+        var out: [UInt8] = []
+        let b = Array(s.utf8)
+        var i = 0
+        while i < b.count {
+            if b[i] == 37, i + 2 < b.count, let v = UInt8(String(decoding: b[(i + 1)...(i + 2)], as: UTF8.self), radix: 16) {
+                out.append(v); i += 3
+            } else { out.append(b[i] == 43 ? 32 : b[i]); i += 1 }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `GET /me?fields=id,name` with the user's token. - Returns: the Facebook id and name.
+    public static func me(base: String, token: String) throws(ClientError) -> (id: String, name: String?) {
+        let handle = try EasyHandle()
+        let r = try handle.perform(HTTPRequest(method: "GET", url: versioned(base) + "/me?fields=id,name&access_token=" + ParseClient.percentEncode(token)),
+                                   timeouts: Timeouts(connectMilliseconds: 5000, stallSeconds: 15))
+        guard let json = r.json, let id = json["id"]?.stringValue else {
+            throw ClientError(.rejected, "Facebook did not accept the token: \(r.json?["error"]?["message"]?.stringValue ?? "HTTP \(r.status)")", httpStatus: r.status)
+        }
+        return (id, json["name"]?.stringValue)
+    }
+}

@@ -1,0 +1,267 @@
+#!/usr/bin/env python3
+"""Resumable-upload benchmark (issue: resumable chunked uploads), on loopback, in one run:
+
+- A 1 GiB file through the PhotoWall client (`photowall upload --file-only --json`: tus, chunked
+  PATCH with a SHA-256 per chunk, each chunk fsynced by the server before it counts) beside
+  `curl -T` of the same file into nginx (WebDAV PUT into a file, no fsync): MB/s and their ratio.
+  The client's time runs from its `start` event to its `uploaded` event (so login and process
+  start are not counted). Rounds are taken in turn so disk drift hits both.
+- The server's peak RSS (VmRSS sampled every 20 ms, and VmHWM) during 32 parallel 64 MiB uploads
+  (`photowall upload --parallel 32`), from a freshly started server.
+
+Usage: bench_uploads.py PHOTOWALL_BINARY   (needs nginx and curl; `make bench` installs them)
+Environment: BENCH_ROUNDS (default 3), BENCH_UPLOAD_GB_MB (size of the big file in MiB, default 1024),
+BENCH_CASES (comma-separated CHUNK/CHECKSUM client settings for the big upload, default
+"4m/sha256,64m/sha256,64m/none": the default chunk size, a large one, and a large one without the
+per-chunk checksum, to show what the checksum costs).
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+import zlib
+
+BIN = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ".build/release/photowall")
+APP = "benchapp"
+MASTER = "bench-master"
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
+BIG_MB = int(os.environ.get("BENCH_UPLOAD_GB_MB", "1024"))
+CASES = [tuple(c.split("/")) for c in os.environ.get("BENCH_CASES", "4m/sha256,64m/sha256,64m/none").split(",")]
+PARALLEL = 32
+PARALLEL_MB = 64
+
+
+def start_photowall(data):
+    p = subprocess.Popen([BIN, "serve", "--port", "0", "--data-dir", data, "--app-id", APP, "--master-key", MASTER,
+                          "--max-upload-size", "2gb", "--log-level", "warning", "--stop-on-stdin-eof"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    for _ in range(50):
+        m = re.search(r"listening on http://127\.0\.0\.1:(\d+)/parse", p.stdout.readline())
+        if m:
+            threading.Thread(target=p.stdout.read, daemon=True).start()
+            return p, int(m.group(1))
+    raise SystemExit("photowall did not start")
+
+
+def stop(p):
+    p.stdin.close()
+    try:
+        p.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+
+
+def free_port():
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def start_nginx(root):
+    """nginx accepting WebDAV PUTs into files under ROOT/www/upload (config as in bench_api.py)."""
+    port = free_port()
+    os.makedirs(os.path.join(root, "body"), exist_ok=True)
+    os.makedirs(os.path.join(root, "www", "upload"), exist_ok=True)
+    conf = os.path.join(root, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write(f"""
+worker_processes 2;
+{"user root root;" if os.geteuid() == 0 else ""}
+pid {root}/nginx.pid;
+error_log {root}/error.log warn;
+daemon off;
+events {{ worker_connections 1024; }}
+http {{
+  access_log off;
+  client_body_temp_path {root}/body;
+  server {{
+    listen 127.0.0.1:{port};
+    root {root}/www;
+    client_max_body_size 4g;
+    location /upload/ {{ dav_methods PUT; create_full_put_path on; }}
+  }}
+}}
+""")
+    p = subprocess.Popen(["nginx", "-c", conf, "-p", root], stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/none")
+        except urllib.error.HTTPError:
+            return p, port
+        except Exception:
+            time.sleep(0.05)
+    raise SystemExit("nginx did not start")
+
+
+def make_png(path, total):
+    """A valid 16x16 PNG padded to TOTAL bytes with random data in a private chunk (decoders skip it)."""
+    def chunk(t, d):
+        return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d))
+    raw = b"".join(b"\x00" + b"".join(bytes([x * 16, y * 16, 128]) for x in range(16)) for y in range(16))
+    head = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 16, 16, 8, 2, 0, 0, 0)) + chunk(b"IDAT", zlib.compress(raw))
+    tail = chunk(b"IEND", b"")
+    pad = total - len(head) - len(tail) - 12
+    with open(path, "wb") as f:
+        f.write(head + struct.pack(">I", pad) + b"pwPd")
+        crc, left = zlib.crc32(b"pwPd"), pad
+        while left:
+            b = os.urandom(min(left, 1 << 20))
+            f.write(b)
+            crc = zlib.crc32(b, crc)
+            left -= len(b)
+        f.write(struct.pack(">I", crc) + tail)
+
+
+def api(port, method, path, body=None, token=None):
+    headers = {"X-Parse-Application-Id": APP, "Content-Type": "application/json"}
+    if token:
+        headers["X-Parse-Session-Token"] = token
+    else:
+        headers["X-Parse-Master-Key"] = MASTER
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/parse{path}", method=method,
+                                 data=json.dumps(body).encode() if body is not None else None, headers=headers)
+    with urllib.request.urlopen(req) as r:
+        return json.loads(r.read() or b"{}")
+
+
+class CLI:
+    """The photowall client with its own config/cache directories, logged in to the bench server."""
+
+    def __init__(self, home, port):
+        self.env = dict(os.environ, HOME=home, XDG_CONFIG_HOME=home + "/config", XDG_CACHE_HOME=home + "/cache")
+        for k in ("PHOTOWALL_SERVER", "PARSE_SERVER_APPLICATION_ID", "PHOTOWALL_PASSWORD"):
+            self.env.pop(k, None)
+        self.server = f"http://127.0.0.1:{port}/parse"
+        api(port, "POST", "/users", {"username": "bench", "password": "bench-pw"})
+        subprocess.run([BIN, "login", "bench", "--password", "bench-pw", "--server", self.server, "--app-id", APP],
+                       env=self.env, check=True, stdout=subprocess.DEVNULL)
+
+    def upload(self, files, *args):
+        """Runs `photowall upload`. - Returns: (seconds from the first start to the last uploaded event, events)."""
+        p = subprocess.Popen([BIN, "upload", *files, "--json", *args], env=self.env, stdout=subprocess.PIPE, text=True)
+        first, last, events = None, None, []
+        for line in p.stdout:
+            now = time.monotonic()
+            e = json.loads(line)
+            events.append(e)
+            if e["event"] == "start" and first is None:
+                first = now
+            if e["event"] == "uploaded":
+                last = now
+        if p.wait() != 0:
+            raise SystemExit(f"photowall upload failed ({p.returncode}): {[e for e in events if e['event'] == 'error']}")
+        return last - first, events
+
+
+def rss_sampler(pid, stop_event, out):
+    peak = 0
+    while not stop_event.is_set():
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        peak = max(peak, int(line.split()[1]))
+        except FileNotFoundError:
+            break
+        time.sleep(0.02)
+    out.append(peak)
+
+
+def vm_hwm(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
+
+
+def curl_put(path, url):
+    out = subprocess.run(["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code} %{time_total}", "-T", path, url],
+                         capture_output=True, text=True).stdout.split()
+    assert out[0] in ("201", "204"), out
+    return float(out[1])
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="photowall-bench-up-")
+    try:
+        rows = []
+        big = os.path.join(work, "big.png")
+        make_png(big, BIG_MB << 20)
+        size = os.path.getsize(big)
+        data = os.path.join(work, "pw")
+        os.makedirs(data)
+        pw, port = start_photowall(data)
+        cli = CLI(os.path.join(work, "home"), port)
+        ng, nport = start_nginx(os.path.join(work, "ng"))
+        results = {c: [] for c in CASES}
+        nginx = []
+        for i in range(ROUNDS):   # taken in turn, so disk drift hits both
+            for c in CASES:
+                secs, events = cli.upload([big], "--file-only", "--chunk-size", c[0], "--checksum", c[1])
+                results[c].append(size / secs / 1e6)
+                name = [e for e in events if e["event"] == "uploaded"][0]["fileName"]
+                api(port, "DELETE", f"/files/{name}")
+            nginx.append(size / curl_put(big, f"http://127.0.0.1:{nport}/upload/big{i}.bin") / 1e6)
+            os.remove(os.path.join(work, "ng", "www", "upload", f"big{i}.bin"))
+        t = statistics.median(nginx)
+        for c in CASES:
+            o = statistics.median(results[c])
+            rows.append((f"{BIG_MB} MiB tus upload, --chunk-size {c[0]} --checksum {c[1]}", "MB/s", o, t, o / t))
+        stop(pw)
+        ng.send_signal(signal.SIGQUIT)
+        ng.wait(timeout=10)
+
+        # 32 parallel 64 MiB uploads into a fresh server: its peak memory.
+        shutil.rmtree(data)
+        os.makedirs(data)
+        pw, port = start_photowall(data)
+        cli = CLI(os.path.join(work, "home2"), port)
+        one = os.path.join(work, "p0.png")
+        make_png(one, PARALLEL_MB << 20)
+        files = [one]
+        for k in range(1, PARALLEL):   # hard links: distinct paths (and resume keys), one copy on disk
+            f = os.path.join(work, f"p{k}.png")
+            os.link(one, f)
+            files.append(f)
+        stop_event, peak = threading.Event(), []
+        sampler = threading.Thread(target=rss_sampler, args=(pw.pid, stop_event, peak))
+        sampler.start()
+        secs, events = cli.upload(files, "--parallel", str(PARALLEL), "--file-only")
+        stop_event.set()
+        sampler.join()
+        hwm = vm_hwm(pw.pid)
+        done = len([e for e in events if e["event"] == "done"])
+        assert done == PARALLEL, done
+        rows.append((f"{PARALLEL} x {PARALLEL_MB} MiB in parallel: total throughput", "MB/s", PARALLEL * (PARALLEL_MB << 20) / secs / 1e6,
+                     float("nan"), float("nan")))
+        rows.append((f"  server peak RSS (VmRSS sampled every 20 ms)", "MiB", peak[0] / 1024, float("nan"), float("nan")))
+        rows.append((f"  server VmHWM (whole life, incl. start)", "MiB", hwm / 1024, float("nan"), float("nan")))
+        stop(pw)
+
+        print(f"\nUpload benchmark — loopback, median of {ROUNDS} rounds taken in turn; client, servers and disk shared. "
+              "PhotoWall fsyncs every chunk before acknowledging it (tus offset = durable bytes); nginx's PUT does not fsync.")
+        print(f"{'case':<64} {'unit':>6} {'PhotoWall':>11} {'nginx':>11} {'ratio':>7}")
+        for name, unit, a, b, r in rows:
+            bs = "—" if b != b else f"{b:11.1f}"
+            rs = "—" if r != r else f"{r:7.2f}"
+            print(f"{name:<64} {unit:>6} {a:11.1f} {bs:>11} {rs:>7}")
+        print("goals: upload ratio ≥ 0.9; server peak RSS during 32 parallel 64 MiB uploads < 64 MiB")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
