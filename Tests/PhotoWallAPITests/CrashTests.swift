@@ -29,7 +29,14 @@ import PhotoWallCore
                 }
             }
             group.addTask {
-                try? await Task.sleep(for: .milliseconds(1500))
+                // Kill once the writers have made real progress (not after a fixed time, which a
+                // loaded machine could spend on the first requests), or after 30 s at the latest.
+                for _ in 0..<300 {
+                    let (o, f) = acknowledged.snapshot()
+                    if o.count >= 20 && f.count >= 3 { break }
+                    try? await Task.sleep(for: .milliseconds(100))
+                }
+                try? await Task.sleep(for: .milliseconds(100))
                 s.kill(SIGKILL)
             }
         }

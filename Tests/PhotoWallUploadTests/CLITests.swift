@@ -174,7 +174,7 @@ import Testing
     @Test func anInterruptedRunResumesWhenRunAgain() async throws {
         try await withTemporaryDirectory { home in
             let (cli, _, _) = try await Self.loggedIn(home)
-            let total = 12 << 20
+            let total = 16 << 20
             let photo = try TestFiles.write(TestFiles.paddedPNG(totalBytes: total), named: "long.png", in: home)
             let args = ["upload", photo, "--comment", "resumed", "--chunk-size", "64k", "--json"]
 

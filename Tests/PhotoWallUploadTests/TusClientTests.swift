@@ -7,7 +7,7 @@ import Testing
 /// `TusClient` against the real server: chunking, progress promises, resume across clients,
 /// connections cut at random offsets by a proxy, `kill -9` of the server mid-upload, cancellation,
 /// and its typed errors. Every finished upload is downloaded and its SHA-256 compared.
-@Suite struct TusClientTests {
+@Suite(.serialized) struct TusClientTests {
     /// Fast retries for tests (the defaults start at 0.2 s and grow to 10 s).
     static let quickRetry = RetryPolicy(maxConsecutiveFailures: 12, initialDelaySeconds: 0.05, maxDelaySeconds: 0.5)
 
@@ -129,20 +129,23 @@ import Testing
             let path = try TestFiles.write(TestFiles.randomBytes(Int(total)), named: "kill.bin", in: dir)
             // The upload thread pauses inside its progress callback past 30 %, in the middle of a
             // PATCH body, while the server is killed and restarted; then it carries on into the
-            // dead connection. (Progress unthrottled here, so a mid-chunk call surely comes.)
+            // dead connection. (Progress unthrottled here, and chunks several times libcurl's 512 KiB
+            // send size, so calls in the middle of a chunk surely come; `total - 1` is the clamped
+            // value at the end of the last chunk, not the middle of one.)
             let reached = DispatchSemaphore(value: 0), go = DispatchSemaphore(value: 0)
             let paused = Flag()
             let log = ProgressLog(), events = EventLog()
-            let chunk: Int64 = 512 << 10
+            let chunk: Int64 = 2 << 20
             let client = Self.client(s, token: token, chunk: chunk, progressInterval: 0)
             async let upload = client.upload(file: path, onEvent: events.record) { sent, t in
                 log.record(sent, t)
-                if sent >= total * 3 / 10, sent % chunk > 64 << 10, paused.setOnce() {
+                if sent >= total * 3 / 10, sent % chunk != 0, sent < total - 1, paused.setOnce() {
                     reached.signal()
                     go.wait()
                 }
             }
-            await onThread { reached.wait() }
+            let pausedMidChunk = await onThread { reached.wait(timeout: .now() + 30) == .success }
+            #expect(pausedMidChunk, "the upload never reported a byte count inside a chunk")
             s.kill(SIGKILL)
             try s.start(port: port)
             go.signal()
@@ -158,15 +161,20 @@ import Testing
         try await withTemporaryDirectory { dir in
             let (_, token) = try await sharedServer.signUp()
             let path = try TestFiles.write(TestFiles.randomBytes(4 << 20), named: "cancel.bin", in: dir)
-            let started = DispatchSemaphore(value: 0), flag = Flag()
+            // The first progress call waits until the Task has been cancelled, so the cancel surely
+            // lands mid-upload.
+            let started = DispatchSemaphore(value: 0), cancelled = DispatchSemaphore(value: 0), flag = Flag()
             let task = Task {
                 try await Self.client(sharedServer, token: token, chunk: 64 << 10).upload(file: path) { _, _ in
-                    if flag.setOnce() { started.signal() }
-                    usleep(20_000)  // slow enough that the cancel lands mid-way
+                    if flag.setOnce() {
+                        started.signal()
+                        cancelled.wait()
+                    }
                 }
             }
             await onThread { started.wait() }
             task.cancel()
+            cancelled.signal()
             do {
                 _ = try await task.value
                 Issue.record("the upload finished despite the cancel")

@@ -2,6 +2,8 @@
 struct TusRequests {
     let client: TusClient
     let handle: EasyHandle
+    /// Checked about every 50 ms during every request (a long connect or HEAD included).
+    var cancellation: CancellationToken?
 
     static let version = "1.0.0"
 
@@ -11,6 +13,12 @@ struct TusRequests {
 
     var timeouts: Timeouts { client.configuration.timeouts }
 
+    /// The progress callback of requests without a body: only checks for cancellation.
+    var keepGoing: ((Int64) -> Bool)? {
+        guard let cancellation else { return nil }
+        return { _ in !cancellation.isCancelled }
+    }
+
     /// `POST /uploads` (tus §Creation). - Returns: the absolute upload URL from `Location`.
     func create(length: Int64, metadata: [(String, String)]) throws(ClientError) -> String {
         var headers = Self.tusHeaders(client.server)
@@ -18,7 +26,7 @@ struct TusRequests {
         let encoded = metadata.map { "\($0.0) \(Base64.encode(Array($0.1.utf8)))" }.joined(separator: ",")
         if !encoded.isEmpty { headers.append((name: "Upload-Metadata", value: encoded)) }
         let url = client.creationURL
-        let r = try handle.perform(HTTPRequest(method: "POST", url: url, headers: headers), timeouts: timeouts)
+        let r = try handle.perform(HTTPRequest(method: "POST", url: url, headers: headers), timeouts: timeouts, progress: keepGoing)
         guard r.status == 201 else { throw ClientError.from(r, action: "Creating the upload") }
         guard let location = r.header("Location"), !location.isEmpty else {
             throw ClientError(.protocolError, "The server created an upload without a Location header.", httpStatus: 201)
@@ -28,7 +36,8 @@ struct TusRequests {
 
     /// `HEAD <upload>` (tus §HEAD).
     func head(_ uploadURL: String) throws(ClientError) -> UploadStatus {
-        let r = try handle.perform(HTTPRequest(method: "HEAD", url: uploadURL, headers: Self.tusHeaders(client.server)), timeouts: timeouts)
+        let r = try handle.perform(HTTPRequest(method: "HEAD", url: uploadURL, headers: Self.tusHeaders(client.server)), timeouts: timeouts,
+                                   progress: keepGoing)
         guard r.status == 200 || r.status == 204 else { throw ClientError.from(r, action: "Checking the upload") }
         guard let offset = r.header("Upload-Offset").flatMap({ Int64($0) }), offset >= 0 else {
             throw ClientError(.protocolError, "HEAD \(uploadURL) answered without Upload-Offset.", httpStatus: r.status)

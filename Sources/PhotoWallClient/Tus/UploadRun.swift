@@ -31,7 +31,7 @@ final class UploadRun {
         self.cancellation = cancellation; self.onEvent = onEvent
         let interval = Duration.milliseconds(Int64(client.configuration.progressIntervalSeconds * 1000))
         reporter = ProgressReporter(total: file.size, minimumInterval: interval, callback: progress)
-        requests = TusRequests(client: client, handle: try EasyHandle())
+        requests = TusRequests(client: client, handle: try EasyHandle(), cancellation: cancellation)
     }
 
     var configuration: TusClient.Configuration { client.configuration }

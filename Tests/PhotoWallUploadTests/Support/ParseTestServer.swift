@@ -6,6 +6,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import PhotoWallCore
+import Synchronization
 
 /// Paths of the package and the shared corpus, found from this file's location.
 enum TestPaths {
@@ -182,7 +183,20 @@ final class ParseTestServer: @unchecked Sendable {
     }
 }
 
-/// One server for the tests that don't restart it.
+/// One server for the tests that don't restart it. A global is never deinitialized, so its data
+/// folder is removed when the test process exits (the server itself stops then: stdin closes).
 let sharedServer: ParseTestServer = {
-    do { return try ParseTestServer() } catch { fatalError("\(error)") }
+    do {
+        let server = try ParseTestServer()
+        sharedServerDataDir.withLock { $0 = server.dataDir.path }
+        atexit(removeSharedServerData)
+        return server
+    } catch { fatalError("\(error)") }
 }()
+
+private let sharedServerDataDir = Mutex<String?>(nil)
+
+/// `atexit` hook (a global function: C calls it).
+private func removeSharedServerData() {
+    if let dir = sharedServerDataDir.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: dir) }
+}
