@@ -1,4 +1,5 @@
 import Foundation
+import PhotoWallTesting
 import Testing
 import PhotoWallCore
 

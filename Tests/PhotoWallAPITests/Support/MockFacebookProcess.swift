@@ -1,4 +1,5 @@
 import Foundation
+import PhotoWallTesting
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

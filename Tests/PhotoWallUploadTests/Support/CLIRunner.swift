@@ -1,4 +1,5 @@
 import Foundation
+import PhotoWallTesting
 #if canImport(Glibc)
 import Glibc
 #endif

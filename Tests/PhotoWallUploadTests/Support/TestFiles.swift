@@ -1,4 +1,5 @@
 import Foundation
+import PhotoWallTesting
 import PhotoWallCrypto
 
 /// Files for upload tests, written under a temporary directory.

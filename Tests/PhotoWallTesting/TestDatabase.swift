@@ -8,15 +8,15 @@ import Foundation
 /// created database on that server, passed as `--database`, kept across its restarts.
 /// Databases are not dropped: the server is meant to be the throw-away one `scripts/pg.sh` starts
 /// (its data folder is deleted by `scripts/pg.sh stop`).
-enum TestDatabase {
-    static let postgresAdminURL: String? = {
+public enum TestDatabase {
+    public static let postgresAdminURL: String? = {
         guard let url = ProcessInfo.processInfo.environment["PHOTOWALL_TEST_DATABASE"], url.hasPrefix("postgres") else { return nil }
         return url
     }()
 
     /// Extra `photowall serve` arguments for a new test server: `["--database", URL]` with a new
     /// database under PostgreSQL, nothing under SQLite.
-    static func serverArguments() throws -> [String] {
+    public static func serverArguments() throws -> [String] {
         guard let admin = postgresAdminURL else { return [] }
         let name = "pw_api_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
         _ = try psql(admin, "CREATE DATABASE \"\(name)\"")
@@ -26,7 +26,7 @@ enum TestDatabase {
     /// Runs one SQL statement on a test server's database (`sqlite3` on its file, or `psql`) and
     /// returns the rows, one per line, columns separated by `|`. Quote identifiers (`"objectId"`)
     /// so the same text works on both.
-    static func query(_ sql: String, dataDir: URL, arguments: [String]) throws -> String {
+    public static func query(_ sql: String, dataDir: URL, arguments: [String]) throws -> String {
         if let i = arguments.firstIndex(of: "--database"), i + 1 < arguments.count {
             return try psql(arguments[i + 1], sql)
         }
@@ -66,7 +66,7 @@ enum TestDatabase {
 
 extension ParseTestServer {
     /// One SQL statement against this server's own database (SQLite file or PostgreSQL database).
-    func databaseQuery(_ sql: String) throws -> String {
+    public func databaseQuery(_ sql: String) throws -> String {
         try TestDatabase.query(sql, dataDir: dataDir, arguments: extraArgs)
     }
 }

@@ -1,6 +1,6 @@
-// Copied from Tests/PhotoWallAPITests/Support/ParseTestServer.swift (kept in step by hand), with two
-// additions for upload tests: `start(port:)` restarts on a fixed port (kill -9 and come back where
-// clients expect it), and `pid` for sampling.
+// The live-server harness shared by the API and upload test targets: a real `photowall serve`
+// process per `ParseTestServer`, with a temporary data folder and (under `make test-postgres`) a
+// fresh PostgreSQL database.
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -9,51 +9,52 @@ import PhotoWallCore
 import Synchronization
 
 /// Paths of the package and the shared corpus, found from this file's location.
-enum TestPaths {
-    /// The package root (three levels above `Tests/PhotoWallUploadTests/Support`).
-    static let packageRoot: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+public enum TestPaths {
+    /// The package root (two levels above `Tests/PhotoWallTesting`).
+    public static let packageRoot: URL = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
 
     /// `PHOTOWALL_CORPUS`, else `../shared/imagecorpus` beside the package; nil when absent.
-    static let corpus: URL? = {
+    public static let corpus: URL? = {
         let env = ProcessInfo.processInfo.environment["PHOTOWALL_CORPUS"].map { URL(fileURLWithPath: $0) }
         let candidate = env ?? packageRoot.deletingLastPathComponent().appendingPathComponent("shared/imagecorpus")
         return FileManager.default.fileExists(atPath: candidate.appendingPathComponent("MANIFEST.tsv").path) ? candidate : nil
     }()
 
-    static var corpusMissingNote: String {
+    public static var corpusMissingNote: String {
         "SKIPPED: the shared image corpus (../shared/imagecorpus or PHOTOWALL_CORPUS) is not present"
     }
 
     /// The built `photowall` binary: `PHOTOWALL_BIN`, else `.build/debug/photowall`.
-    static let binary: String = ProcessInfo.processInfo.environment["PHOTOWALL_BIN"]
+    public static let binary: String = ProcessInfo.processInfo.environment["PHOTOWALL_BIN"]
         ?? packageRoot.appendingPathComponent(".build/debug/photowall").path
 }
 
-struct TestServerError: Error, CustomStringConvertible {
-    var description: String
+public struct TestServerError: Error, CustomStringConvertible {
+    public var description: String
+    public init(description: String) { self.description = description }
 }
 
 /// A real `photowall serve` process on 127.0.0.1 with a random port and a temporary data folder.
 ///
 /// The server is started with `--stop-on-stdin-eof`, so it also stops if the test process dies.
-final class ParseTestServer: @unchecked Sendable {
+public final class ParseTestServer: @unchecked Sendable {
     // @unchecked Sendable: `process` and `stdinPipe` are replaced only by `start`/`kill`, which the
     // owning test calls sequentially; the other properties are immutable.
-    let dataDir: URL
-    let appId = "testapp"
-    let masterKey = "test-master-key"
-    let extraArgs: [String]
-    private(set) var port = 0
+    public let dataDir: URL
+    public let appId = "testapp"
+    public let masterKey = "test-master-key"
+    public let extraArgs: [String]
+    public private(set) var port = 0
     private var process: Process?
     private var stdinPipe: Pipe?
-    let stderrLog: URL
+    public let stderrLog: URL
 
-    var baseURL: String { "http://127.0.0.1:\(port)/parse" }
+    public var baseURL: String { "http://127.0.0.1:\(port)/parse" }
 
-    init(extraArgs: [String] = [], dataDir: URL? = nil, port: Int = 0) throws {
+    public init(extraArgs: [String] = [], dataDir: URL? = nil, port: Int = 0) throws {
         self.dataDir = dataDir ?? FileManager.default.temporaryDirectory.appendingPathComponent("photowall-test-\(UUID().uuidString)")
-        self.extraArgs = extraArgs
+        self.extraArgs = extraArgs + (try TestDatabase.serverArguments())  // PostgreSQL run: a fresh database
         try FileManager.default.createDirectory(at: self.dataDir, withIntermediateDirectories: true)
         stderrLog = self.dataDir.appendingPathComponent("server.log")
         try start(port: port)
@@ -65,7 +66,7 @@ final class ParseTestServer: @unchecked Sendable {
     }
 
     /// Starts (or restarts) the server on `port` (0: a fresh random one); waits for its "listening" line.
-    func start(port requestedPort: Int = 0) throws {
+    public func start(port requestedPort: Int = 0) throws {
         guard FileManager.default.isExecutableFile(atPath: TestPaths.binary) else {
             throw TestServerError(description: "photowall binary not found at \(TestPaths.binary); run `swift build` first")
         }
@@ -103,7 +104,7 @@ final class ParseTestServer: @unchecked Sendable {
     }
 
     /// Sends `signal` and waits for the process to exit.
-    func kill(_ signal: Int32 = SIGKILL) {
+    public func kill(_ signal: Int32 = SIGKILL) {
         guard let p = process else { return }
         Foundation.kill(p.processIdentifier, signal)
         p.waitUntilExit()
@@ -111,29 +112,29 @@ final class ParseTestServer: @unchecked Sendable {
         stdinPipe = nil
     }
 
-    func stop() { kill(SIGTERM) }
+    public func stop() { kill(SIGTERM) }
 
-    var isRunning: Bool { process?.isRunning ?? false }
+    public var isRunning: Bool { process?.isRunning ?? false }
 
     /// The server process id (0 when stopped).
-    var pid: Int32 { process?.processIdentifier ?? 0 }
+    public var pid: Int32 { process?.processIdentifier ?? 0 }
 
-    func serverLog() -> String { (try? String(contentsOf: stderrLog, encoding: .utf8)) ?? "" }
+    public func serverLog() -> String { (try? String(contentsOf: stderrLog, encoding: .utf8)) ?? "" }
 
     // MARK: requests
 
-    struct Reply: Sendable {
-        var status: Int
-        var headers: [String: String]
-        var body: Data
-        var json: JSON { (try? JSON.parse([UInt8](body))) ?? .null }
-        var text: String { String(decoding: body, as: UTF8.self) }
-        func header(_ name: String) -> String? {
+    public struct Reply: Sendable {
+        public var status: Int
+        public var headers: [String: String]
+        public var body: Data
+        public var json: JSON { (try? JSON.parse([UInt8](body))) ?? .null }
+        public var text: String { String(decoding: body, as: UTF8.self) }
+        public func header(_ name: String) -> String? {
             headers.first { $0.key.lowercased() == name.lowercased() }?.value
         }
     }
 
-    static let session: URLSession = {
+    public static let session: URLSession = {
         let c = URLSessionConfiguration.ephemeral
         c.requestCachePolicy = .reloadIgnoringLocalCacheData
         c.urlCache = nil
@@ -141,10 +142,10 @@ final class ParseTestServer: @unchecked Sendable {
         return URLSession(configuration: c)
     }()
 
-    enum Key { case none, app, master(String?), session(String) }
+    public enum Key { case none, app, master(String?), session(String) }
 
     /// One HTTP request to the server. `path` is relative to `/parse` unless it starts with `http`.
-    func request(_ method: String, _ path: String, json: JSON? = nil, body: Data? = nil, key: Key = .app,
+    public func request(_ method: String, _ path: String, json: JSON? = nil, body: Data? = nil, key: Key = .app,
                  headers: [String: String] = [:]) async throws -> Reply {
         let url = URL(string: path.hasPrefix("http") ? path : baseURL + path)!
         var r = URLRequest(url: url)
@@ -174,7 +175,7 @@ final class ParseTestServer: @unchecked Sendable {
     }
 
     /// Signs up a fresh user. - Returns: (objectId, sessionToken).
-    func signUp(_ username: String = "user_\(UUID().uuidString.prefix(8))", password: String = "secret-pw") async throws -> (String, String) {
+    public func signUp(_ username: String = "user_\(UUID().uuidString.prefix(8))", password: String = "secret-pw") async throws -> (String, String) {
         let r = try await request("POST", "/users", json: ["username": .string(username), "password": .string(password)])
         guard r.status == 201, let id = r.json["objectId"]?.stringValue, let token = r.json["sessionToken"]?.stringValue else {
             throw TestServerError(description: "sign-up failed: \(r.status) \(r.text)")
@@ -185,7 +186,7 @@ final class ParseTestServer: @unchecked Sendable {
 
 /// One server for the tests that don't restart it. A global is never deinitialized, so its data
 /// folder is removed when the test process exits (the server itself stops then: stdin closes).
-let sharedServer: ParseTestServer = {
+public let sharedServer: ParseTestServer = {
     do {
         let server = try ParseTestServer()
         sharedServerDataDir.withLock { $0 = server.dataDir.path }
