@@ -47,22 +47,11 @@ public enum FacebookDialog {
         var out: [String: String] = [:]
         for pair in part.split(separator: "&") {
             let kv = pair.split(separator: "=", maxSplits: 1)
-            if let k = kv.first { out[String(k)] = kv.count > 1 ? percentDecode(String(kv[1])) : "" }
+            if let k = kv.first { out[String(k)] = kv.count > 1 ? PhotoWallCore.percentDecode(kv[1], plusAsSpace: true) : "" }
         }
         return out
     }
 
-    static func percentDecode(_ s: String) -> String {
-        var out: [UInt8] = []
-        let b = Array(s.utf8)
-        var i = 0
-        while i < b.count {
-            if b[i] == 37, i + 2 < b.count, let v = UInt8(String(decoding: b[(i + 1)...(i + 2)], as: UTF8.self), radix: 16) {
-                out.append(v); i += 3
-            } else { out.append(b[i] == 43 ? 32 : b[i]); i += 1 }
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
 
     /// `GET /me?fields=id,name` with the user's token. - Returns: the Facebook id and name.
     public static func me(base: String, token: String) throws(ClientError) -> (id: String, name: String?) {

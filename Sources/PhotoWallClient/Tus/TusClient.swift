@@ -1,3 +1,4 @@
+import PhotoWallCore
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -197,25 +198,5 @@ private func blockingThreadMain(_ context: UnsafeMutableRawPointer?) -> UnsafeMu
 
 extension String {
     /// Decodes `%XX` escapes (a `file://` URL's path).
-    func removingPercentEncoding() -> String {
-        var out: [UInt8] = []
-        let u = Array(utf8)
-        var i = 0
-        func hex(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 48...57: return c - 48
-            case 65...70: return c - 55
-            case 97...102: return c - 87
-            default: return nil
-            }
-        }
-        while i < u.count {
-            if u[i] == 37, i + 2 < u.count, let a = hex(u[i + 1]), let b = hex(u[i + 2]) {
-                out.append(a << 4 | b); i += 3
-            } else {
-                out.append(u[i]); i += 1
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
+    func removingPercentEncoding() -> String { PhotoWallCore.percentDecode(self) }
 }
