@@ -28,74 +28,14 @@ DURATION = os.environ.get("BENCH_SECONDS", "8")
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 UPLOAD_MB = int(os.environ.get("BENCH_UPLOAD_MB", "256"))
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_common import rss_sampler, start_nginx, stop, start_photowall as _start  # noqa: E402
+
 
 def start_photowall(data):
-    p = subprocess.Popen([BIN, "serve", "--port", "0", "--data-dir", data, "--app-id", APP, "--master-key", MASTER,
-                          "--max-upload-size", "1gb", "--log-level", "warning", "--stop-on-stdin-eof",
-                          # The Parse REST core as a client without a session sees it (the wall's
-                          # friends-only visibility is measured by the feed benchmark).
-                          "--wall-visibility", "public"],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    for _ in range(50):
-        m = re.search(r"listening on http://127\.0\.0\.1:(\d+)/parse", p.stdout.readline())
-        if m:
-            threading.Thread(target=p.stdout.read, daemon=True).start()
-            return p, int(m.group(1))
-    raise SystemExit("photowall did not start")
-
-
-def stop(p):
-    p.stdin.close()
-    try:
-        p.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        p.kill()
-
-
-def free_port():
-    import socket
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def start_nginx(root):
-    port = free_port()
-    os.makedirs(os.path.join(root, "body"), exist_ok=True)
-    conf = os.path.join(root, "nginx.conf")
-    with open(conf, "w") as f:
-        f.write(f"""
-worker_processes 2;
-{"user root root;" if os.geteuid() == 0 else ""}
-pid {root}/nginx.pid;
-error_log {root}/error.log warn;
-daemon off;
-events {{ worker_connections 4096; }}
-http {{
-  access_log off;
-  open_file_cache max=100;
-  client_body_temp_path {root}/body;
-  default_type application/json;
-  server {{
-    listen 127.0.0.1:{port};
-    root {root}/www;
-    client_max_body_size 2g;
-    location /upload/ {{ dav_methods PUT; create_full_put_path on; }}
-  }}
-}}
-""")
-    os.makedirs(os.path.join(root, "www", "upload"), exist_ok=True)
-    p = subprocess.Popen(["nginx", "-c", conf, "-p", root], stderr=subprocess.DEVNULL)
-    for _ in range(100):
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/none")
-        except urllib.error.HTTPError:
-            return p, port
-        except Exception:
-            time.sleep(0.05)
-    raise SystemExit("nginx did not start")
+    # The Parse REST core as a client without a session sees it (the wall's friends-only
+    # visibility is measured by the feed benchmark).
+    return _start(BIN, data, APP, MASTER, ["--max-upload-size", "1gb", "--wall-visibility", "public"])
 
 
 def api(port, method, path, body=None):
@@ -119,20 +59,6 @@ def wrk(url, headers=()):
     if non2xx:
         raise SystemExit(f"wrk saw errors on {url}: {non2xx.group(1)}\n{out}")
     return rps, float(p99.group(1)) * scale
-
-
-def rss_sampler(pid, stop_event, out):
-    peak = 0
-    while not stop_event.is_set():
-        try:
-            with open(f"/proc/{pid}/status") as f:
-                for line in f:
-                    if line.startswith("VmRSS:"):
-                        peak = max(peak, int(line.split()[1]))
-        except FileNotFoundError:
-            break
-        time.sleep(0.02)
-    out.append(peak)
 
 
 def upload(url, path, headers, method="POST"):

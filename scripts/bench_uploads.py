@@ -39,70 +39,14 @@ CASES = [tuple(c.split("/")) for c in os.environ.get("BENCH_CASES", "4m/sha256,6
 PARALLEL = 32
 PARALLEL_MB = 64
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_common import rss_sampler, start_nginx, stop, start_photowall as _start  # noqa: E402
+
 
 def start_photowall(data):
-    p = subprocess.Popen([BIN, "serve", "--port", "0", "--data-dir", data, "--app-id", APP, "--master-key", MASTER,
-                          "--max-upload-size", "2gb", "--log-level", "warning", "--stop-on-stdin-eof"],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    for _ in range(50):
-        m = re.search(r"listening on http://127\.0\.0\.1:(\d+)/parse", p.stdout.readline())
-        if m:
-            threading.Thread(target=p.stdout.read, daemon=True).start()
-            return p, int(m.group(1))
-    raise SystemExit("photowall did not start")
+    return _start(BIN, data, APP, MASTER, ["--max-upload-size", "2gb"])
 
 
-def stop(p):
-    p.stdin.close()
-    try:
-        p.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        p.kill()
-
-
-def free_port():
-    import socket
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def start_nginx(root):
-    """nginx accepting WebDAV PUTs into files under ROOT/www/upload (config as in bench_api.py)."""
-    port = free_port()
-    os.makedirs(os.path.join(root, "body"), exist_ok=True)
-    os.makedirs(os.path.join(root, "www", "upload"), exist_ok=True)
-    conf = os.path.join(root, "nginx.conf")
-    with open(conf, "w") as f:
-        f.write(f"""
-worker_processes 2;
-{"user root root;" if os.geteuid() == 0 else ""}
-pid {root}/nginx.pid;
-error_log {root}/error.log warn;
-daemon off;
-events {{ worker_connections 1024; }}
-http {{
-  access_log off;
-  client_body_temp_path {root}/body;
-  server {{
-    listen 127.0.0.1:{port};
-    root {root}/www;
-    client_max_body_size 4g;
-    location /upload/ {{ dav_methods PUT; create_full_put_path on; }}
-  }}
-}}
-""")
-    p = subprocess.Popen(["nginx", "-c", conf, "-p", root], stderr=subprocess.DEVNULL)
-    for _ in range(100):
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/none")
-        except urllib.error.HTTPError:
-            return p, port
-        except Exception:
-            time.sleep(0.05)
-    raise SystemExit("nginx did not start")
 
 
 def make_png(path, total):
@@ -163,20 +107,6 @@ class CLI:
         if p.wait() != 0:
             raise SystemExit(f"photowall upload failed ({p.returncode}): {[e for e in events if e['event'] == 'error']}")
         return last - first, events
-
-
-def rss_sampler(pid, stop_event, out):
-    peak = 0
-    while not stop_event.is_set():
-        try:
-            with open(f"/proc/{pid}/status") as f:
-                for line in f:
-                    if line.startswith("VmRSS:"):
-                        peak = max(peak, int(line.split()[1]))
-        except FileNotFoundError:
-            break
-        time.sleep(0.02)
-    out.append(peak)
 
 
 def vm_hwm(pid):

@@ -1,0 +1,93 @@
+"""Shared pieces of the benchmark scripts: start and stop PhotoWall and nginx on loopback."""
+import os
+import re
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+
+
+def start_photowall(binary, data, app, master, extra=()):
+    """`photowall serve` on a free loopback port. - Returns: (process, port)."""
+    p = subprocess.Popen([binary, "serve", "--port", "0", "--data-dir", data, "--app-id", app, "--master-key", master,
+                          "--log-level", "warning", "--stop-on-stdin-eof", *extra],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    for _ in range(50):
+        m = re.search(r"listening on http://127\.0\.0\.1:(\d+)/parse", p.stdout.readline())
+        if m:
+            threading.Thread(target=p.stdout.read, daemon=True).start()
+            return p, int(m.group(1))
+    raise SystemExit("photowall did not start")
+
+
+def stop(p, timeout=30):
+    """Closes the server's stdin (it stops gracefully) and waits."""
+    p.stdin.close()
+    try:
+        p.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+
+
+def free_port():
+    import socket
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def start_nginx(root):
+    """nginx with 2 workers: static files from ROOT/www (JSON by default, open_file_cache, no access log)
+    and WebDAV PUTs into ROOT/www/upload (bodies to a file, no fsync). - Returns: (process, port)."""
+    port = free_port()
+    os.makedirs(os.path.join(root, "body"), exist_ok=True)
+    os.makedirs(os.path.join(root, "www", "upload"), exist_ok=True)
+    conf = os.path.join(root, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write(f"""
+worker_processes 2;
+{"user root root;" if os.geteuid() == 0 else ""}
+pid {root}/nginx.pid;
+error_log {root}/error.log warn;
+daemon off;
+events {{ worker_connections 4096; }}
+http {{
+  access_log off;
+  open_file_cache max=100;
+  client_body_temp_path {root}/body;
+  default_type application/json;
+  server {{
+    listen 127.0.0.1:{port};
+    root {root}/www;
+    client_max_body_size 4g;
+    location /upload/ {{ dav_methods PUT; create_full_put_path on; }}
+  }}
+}}
+""")
+    p = subprocess.Popen(["nginx", "-c", conf, "-p", root], stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/none")
+        except urllib.error.HTTPError:
+            return p, port
+        except Exception:
+            time.sleep(0.05)
+    raise SystemExit("nginx did not start")
+
+
+def rss_sampler(pid, stop_event, out):
+    """Samples the process's VmRSS every 20 ms until `stop_event`; appends the peak (KiB) to `out`."""
+    peak = 0
+    while not stop_event.is_set():
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        peak = max(peak, int(line.split()[1]))
+        except FileNotFoundError:
+            break
+        time.sleep(0.02)
+    out.append(peak)
