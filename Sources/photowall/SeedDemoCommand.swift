@@ -19,18 +19,6 @@ enum SeedDemoCommand {
 
         """
 
-    struct Rng {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E3779B97F4A7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58476D1CE4E5B9
-            z = (z ^ (z >> 27)) &* 0x94D049BB133111EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(max(n, 1))) }
-    }
-
     static func run(_ args: [String]) -> Int32 {
         do {
             let o = try Options(args, known: ["data-dir", "users", "images", "friends-per-user", "comments-per-image", "fixture",
@@ -57,7 +45,7 @@ enum SeedDemoCommand {
 
     static func seed(_ o: Options) throws -> Int32 {
         let dataDir = o.value("data-dir", env: ["PHOTOWALL_DATA_DIR"]) ?? "Storage"
-        var rng = Rng(state: UInt64(try int(o, "seed", 2026)))
+        var rng = SplitMix64(seed: UInt64(try int(o, "seed", 2026)))
         let started = Date()
         _ = try? FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
         let db = try SQLiteAdapter(path: dataDir + "/photowall.sqlite")
@@ -101,6 +89,7 @@ enum SeedDemoCommand {
                 viewers.append((fbId, chosen.count))
             }
         }
+        guard !people.isEmpty else { throw UsageError(description: "nobody to seed: give --users N (N > 0), --fixture or --viewers") }
         let now = ParseDate.now()
         var userIds: [String] = []
         var userObjects: [StoredObject] = []

@@ -112,18 +112,5 @@ func allStoredFiles(_ dataDir: URL) throws -> [String] {
     return out
 }
 
-struct CommandResult { var status: Int32; var output: String }
-
 /// Runs `/usr/bin/curl` with `args`. - Returns: its exit status and standard output.
-func runCurl(_ args: [String]) throws -> CommandResult {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-    p.arguments = args
-    let out = Pipe()
-    p.standardOutput = out
-    p.standardError = FileHandle.nullDevice
-    try p.run()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    return CommandResult(status: p.terminationStatus, output: String(decoding: data, as: UTF8.self))
-}
+func runCurl(_ args: [String]) throws -> CommandResult { try runProcess("/usr/bin/curl", args) }

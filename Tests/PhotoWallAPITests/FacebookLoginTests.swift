@@ -280,20 +280,8 @@ import PhotoWallCore
 
     /// Runs the built `photowall` with a private config folder. - Returns: exit status and stdout.
     func cli(_ args: [String], config: URL) throws -> (Int32, String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: TestPaths.binary)
-        p.arguments = args
-        var env = ProcessInfo.processInfo.environment
-        env["XDG_CONFIG_HOME"] = config.path
-        env["XDG_CACHE_HOME"] = config.path
-        p.environment = env
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+        let r = try runProcess(TestPaths.binary, args, environment: ["XDG_CONFIG_HOME": config.path, "XDG_CACHE_HOME": config.path])
+        return (r.status, r.output)
     }
 
     @Test func commandLineFacebookLoginFeedAndComment() async throws {

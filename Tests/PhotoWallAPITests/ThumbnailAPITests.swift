@@ -79,13 +79,7 @@ import PhotoWallCore
     /// upright, 1200x800, with a 256x171 thumbnail. Needs no shared corpus.
     @Test func generatedSamplesComeOutUpright() async throws {
         let dir = s.dataDir.appendingPathComponent("samples-\(UUID().uuidString.prefix(6))")
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: TestPaths.binary)
-        p.arguments = ["samples", dir.path, "--width", "600", "--height", "400"]
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 0)
+        #expect(try runProcess(TestPaths.binary, ["samples", dir.path, "--width", "600", "--height", "400"]).status == 0)
         let (_, token) = try await s.signUp()
         for o in 1...8 {
             let photo = try Data(contentsOf: dir.appendingPathComponent("landscape_o\(o).jpg"))

@@ -137,7 +137,7 @@ import PhotoWallStorage
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let db = try SQLiteAdapter(path: dir + "/db.sqlite")
         try db.ensureClass("WallImage", fields: ["userFBId": .string], indexedFields: ["userFBId"], uniqueFields: [])
-        var rng = SplitMix(seed: 42)
+        var rng = SplitMix64(seed: 42)
         var all: [(FeedCursor, String)] = []
         for i in 0..<400 {
             let author = "a\(rng.next() % 25)"
@@ -195,18 +195,5 @@ import PhotoWallStorage
         #expect(c["img1"]?.count == 5)
         #expect(c["img1"]?.latest.map(\.objectId) == ["c4", "c3", "c2"])
         #expect(c["img2"]?.count == 0)
-    }
-}
-
-/// A small deterministic generator for test data.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E3779B97F4A7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58476D1CE4E5B9
-        z = (z ^ (z >> 27)) &* 0x94D049BB133111EB
-        return z ^ (z >> 31)
     }
 }

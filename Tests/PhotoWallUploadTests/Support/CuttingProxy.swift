@@ -1,4 +1,5 @@
 import Foundation
+import PhotoWallCore
 import PhotoWallTesting
 #if canImport(Glibc)
 import Glibc
@@ -228,18 +229,5 @@ private final class Link: @unchecked Sendable {
             off += n
         }
         return true
-    }
-}
-
-/// A small seeded PRNG (SplitMix64), so a failing cut pattern can be replayed from its seed.
-struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -1,11 +1,11 @@
 /// SplitMix64 (Steele, Lea, Flood 2014): a tiny PRNG whose output depends only on the seed, on
 /// every platform and Swift version (unlike `SystemRandomNumberGenerator` or `Set` order).
-struct SplitMix64: RandomNumberGenerator {
+public struct SplitMix64: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
-    init(seed: UInt64) { state = seed }
+    public init(seed: UInt64) { state = seed }
 
-    mutating func next() -> UInt64 {
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
@@ -14,10 +14,10 @@ struct SplitMix64: RandomNumberGenerator {
     }
 
     /// Uniform in [0, 1) with 53 bits.
-    mutating func unit() -> Double { Double(next() >> 11) * 0x1.0p-53 }
+    public mutating func unit() -> Double { Double(next() >> 11) * 0x1.0p-53 }
 
     /// Uniform in 0..<bound (bound > 0), by rejection so there is no modulo bias.
-    mutating func below(_ bound: Int) -> Int {
+    public mutating func below(_ bound: Int) -> Int {
         precondition(bound > 0)
         let b = UInt64(bound)
         let limit = UInt64.max - UInt64.max % b
