@@ -54,7 +54,8 @@ test: venv
 	$(MAKE) test-asan
 
 ## The live API tests and the PostgreSQL adapter tests again, on a throw-away PostgreSQL 15 on 127.0.0.1
-## (scripts/pg.sh: temporary data, random port; stopped even when the tests fail). Needs a prior `swift build --build-tests`.
+## (scripts/pg.sh: temporary data, random port; stopped even when the tests fail), then two instances
+## behind nginx sharing it (ClusterTests). Needs a prior `swift build --build-tests`.
 test-postgres:
 	@if ! scripts/pg.sh start > .build/pg.env 2> .build/pg-start.log; then \
 	  cat .build/pg-start.log; scripts/pg.sh stop; \
@@ -64,6 +65,9 @@ test-postgres:
 	trap 'scripts/pg.sh stop' EXIT; \
 	. .build/pg.env; echo "PostgreSQL conformance run on $$PHOTOWALL_TEST_DATABASE"; \
 	PHOTOWALL_BIN=$(DEBUG_BIN) $(SWIFT) test --skip-build --filter 'PhotoWallAPITests|PhotoWallPostgresTests' 2>&1 | tee .build/swift-test-postgres.log; \
+	test $${PIPESTATUS[0]} -eq 0 || exit 1; \
+	echo "Several instances behind nginx on $$PHOTOWALL_TEST_DATABASE"; \
+	PHOTOWALL_BIN=$(DEBUG_BIN) $(SWIFT) test --skip-build --filter 'ClusterTests' 2>&1 | tee .build/swift-test-cluster.log; \
 	exit $${PIPESTATUS[0]}
 
 test-asan:

@@ -31,7 +31,7 @@ let package = Package(
 
         // MARK: Swift modules, one concern each (engine → routes → services → adapters)
         .target(name: "PhotoWallCore", swiftSettings: strict),
-        .target(name: "PhotoWallCrypto", dependencies: ["CCrypto", "CXCrypt"], swiftSettings: strict),
+        .target(name: "PhotoWallCrypto", dependencies: ["CCrypto", "CXCrypt", "PhotoWallCore"], swiftSettings: strict),
         .target(name: "PhotoWallHTTP", dependencies: ["CMicroHTTPD", "CMHDShim", "PhotoWallCore"], swiftSettings: strict),
         .target(name: "PhotoWallSQL", dependencies: ["CSQLite", "PhotoWallCore"], swiftSettings: strict),
         .target(name: "PhotoWallImaging", dependencies: ["CImageShim", "CJPEG", "CTurboJPEG", "CPNG", "CLCMS2"], swiftSettings: strict),
@@ -44,13 +44,13 @@ let package = Package(
         .executableTarget(name: "photowall", dependencies: ["CTurboJPEG", "PhotoWallREST", "PhotoWallHTTP", "PhotoWallServices", "PhotoWallStorage", "PhotoWallImaging", "PhotoWallCore", "PhotoWallMockFacebook", "PhotoWallClient", "PhotoWallPostgres"], swiftSettings: strict),
 
         // MARK: tests
-        .target(name: "PhotoWallTesting", dependencies: ["PhotoWallCore"], path: "Tests/PhotoWallTesting", swiftSettings: strict),
+        .target(name: "PhotoWallTesting", dependencies: ["PhotoWallCore", "PhotoWallStorage"], path: "Tests/PhotoWallTesting", swiftSettings: strict),
         .testTarget(name: "PhotoWallCoreTests", dependencies: ["PhotoWallCore", "PhotoWallCrypto"], swiftSettings: strict),
         .testTarget(name: "PhotoWallHTTPTests", dependencies: ["PhotoWallHTTP", "PhotoWallTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoWallImagingTests", dependencies: ["PhotoWallImaging", "PhotoWallTesting"], swiftSettings: strict),
-        .testTarget(name: "PhotoWallStorageTests", dependencies: ["PhotoWallStorage"], swiftSettings: strict),
+        .testTarget(name: "PhotoWallStorageTests", dependencies: ["PhotoWallStorage", "PhotoWallSQL", "PhotoWallTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoWallMockFacebookTests", dependencies: ["PhotoWallMockFacebook", "PhotoWallTesting", "PhotoWallCore"], swiftSettings: strict),
-        .testTarget(name: "PhotoWallPostgresTests", dependencies: ["PhotoWallPostgres", "PhotoWallStorage", "PhotoWallCore"], swiftSettings: strict),
+        .testTarget(name: "PhotoWallPostgresTests", dependencies: ["PhotoWallPostgres", "PhotoWallStorage", "PhotoWallCore", "PhotoWallTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoWallAPITests", dependencies: ["PhotoWallTesting", "PhotoWallCore"], swiftSettings: strict),
         .testTarget(name: "PhotoWallUploadTests", dependencies: ["PhotoWallClient", "PhotoWallCore", "PhotoWallCrypto", "PhotoWallTesting"], swiftSettings: strict),
     ]

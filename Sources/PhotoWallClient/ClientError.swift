@@ -58,6 +58,8 @@ public struct ClientError: Error, Sendable, CustomStringConvertible {
     public var limitBytes: Int64?
     /// How many attempts were made before giving up (1 when the error was not retried).
     public var attempts: Int = 1
+    /// The server's `Retry-After` in seconds (RFC 9110 §10.2.3, delay-seconds form), when sent.
+    public var retryAfterSeconds: Double?
 
     public init(_ code: Code, _ message: String, httpStatus: Int? = nil, parseCode: Int? = nil,
                 systemError: Int32? = nil, limitBytes: Int64? = nil) {
@@ -99,6 +101,7 @@ public struct ClientError: Error, Sendable, CustomStringConvertible {
         }
         var e = ClientError(code, message, httpStatus: status, parseCode: parseCode)
         if status == 413, let max = response.header("Tus-Max-Size").flatMap({ Int64($0) }) { e.limitBytes = max }
+        if let after = response.header("Retry-After").flatMap({ Double($0) }), after >= 0 { e.retryAfterSeconds = min(after, 120) }
         return e
     }
 }

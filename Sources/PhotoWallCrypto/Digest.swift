@@ -1,4 +1,5 @@
 internal import CCrypto
+import PhotoWallCore
 
 /// Hashes, HMAC and random bytes from OpenSSL libcrypto.
 public enum Crypto {
@@ -81,13 +82,63 @@ public final class Digest {
 @available(*, unavailable)
 extension Digest: Sendable {}
 
-extension Collection<UInt8> {
-    /// Lowercase hex.
-    public var hexString: String {
-        let digits = Array("0123456789abcdef")
-        var s = ""
-        s.reserveCapacity(count * 2)
-        for b in self { s.append(digits[Int(b >> 4)]); s.append(digits[Int(b & 15)]) }
-        return s
+/// A SHA-256 whose intermediate state can be saved and restored, so a digest over a resumable
+/// upload can be continued by another process (or another server instance) chunk by chunk,
+/// never re-reading the bytes already hashed.
+///
+/// Uses OpenSSL's `SHA256_CTX` (FIPS 180-4 state: eight 32-bit words, the bit count and the
+/// unprocessed partial block). `state` is 112 bytes: `h[0..7]`, `Nl`, `Nh` as little-endian 32-bit
+/// words, the 64-byte block buffer as stored, then `num` and `md_len`; it is meaningful only to
+/// this layout (x86_64/arm64 OpenSSL 3), and `init?(state:)` refuses anything malformed.
+/// Not Sendable: one thread at a time.
+public final class ResumableSHA256 {
+    private var ctx = SHA256_CTX()
+    /// Size of `state` in bytes.
+    public static let stateSize = 112
+
+    public init() { SHA256_Init(&ctx) }
+
+    /// Restores a digest saved with `state`. - Returns: nil when `state` is not a saved state.
+    public init?(state: [UInt8]) {
+        guard state.count == Self.stateSize else { return nil }
+        func word(_ i: Int) -> UInt32 {
+            UInt32(state[i]) | UInt32(state[i + 1]) << 8 | UInt32(state[i + 2]) << 16 | UInt32(state[i + 3]) << 24
+        }
+        withUnsafeMutableBytes(of: &ctx.h) { h in
+            for i in 0..<8 { h.storeBytes(of: word(i * 4), toByteOffset: i * 4, as: UInt32.self) }
+        }
+        ctx.Nl = word(32); ctx.Nh = word(36)
+        withUnsafeMutableBytes(of: &ctx.data) { d in
+            for i in 0..<64 { d[i] = state[40 + i] }
+        }
+        ctx.num = word(104); ctx.md_len = word(108)
+        guard ctx.num < 64, ctx.md_len == 32 else { return nil }
+    }
+
+    /// Hashes more bytes.
+    public func update(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count > 0 else { return }
+        SHA256_Update(&ctx, bytes.baseAddress, bytes.count)
+    }
+
+    /// The saved form of the digest so far (see the type's documentation).
+    public var state: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(Self.stateSize)
+        func put(_ w: UInt32) { out.append(contentsOf: [UInt8(w & 0xff), UInt8(w >> 8 & 0xff), UInt8(w >> 16 & 0xff), UInt8(w >> 24)]) }
+        withUnsafeBytes(of: ctx.h) { h in for i in 0..<8 { put(h.load(fromByteOffset: i * 4, as: UInt32.self)) } }
+        put(ctx.Nl); put(ctx.Nh)
+        withUnsafeBytes(of: ctx.data) { out.append(contentsOf: $0) }
+        put(ctx.num); put(ctx.md_len)
+        return out
+    }
+
+    /// The 32-byte digest of everything hashed (the object stays usable; further updates continue
+    /// from the same state).
+    public func finalize() -> [UInt8] {
+        var copy = ctx
+        var out = [UInt8](repeating: 0, count: 32)
+        out.withUnsafeMutableBufferPointer { _ = SHA256_Final($0.baseAddress, &copy) }
+        return out
     }
 }

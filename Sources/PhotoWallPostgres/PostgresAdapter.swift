@@ -103,6 +103,11 @@ public final class PostgresAdapter: DatabaseAdapter, FriendGraphStore {
             PRIMARY KEY ("userFBId", "friendFBId"));
         CREATE TABLE IF NOT EXISTS "_FRIEND_SYNC" ("userFBId" text PRIMARY KEY, "syncedAt" bigint NOT NULL);
         """,
+        """
+        ALTER TABLE "_UPLOADS" ADD COLUMN IF NOT EXISTS "partState" text NOT NULL DEFAULT '',
+            ADD COLUMN IF NOT EXISTS "digestState" text, ADD COLUMN IF NOT EXISTS writer text,
+            ADD COLUMN IF NOT EXISTS "writerSeenAt" bigint;
+        """,
     ]
 
     func migrate() throws(ParseError) {

@@ -62,6 +62,8 @@ extension ParseAPI {
             var extra: [(String, String)] = []
             if case .offsetMismatch(let current) = e { extra.append(("Upload-Offset", "\(current)")) }
             if e.status == 412 { extra.append(("Tus-Version", Self.tusVersion)) }
+            // RFC 9110 §10.2.3: the lease of a dead or stalled writer lapses after the stall limit.
+            if e.status == 423 { extra.append(("Retry-After", "\((uploads?.writerStallLimit.components.seconds ?? 5) + 1)")) }
             var h = tusHeaders(extra)
             h.set("Content-Type", "application/json; charset=utf-8")
             return Response(status: e.status, headers: h, body: .bytes(JSON.object(["error": .string(e.message)]).serialized))

@@ -10,6 +10,7 @@ public enum SQLValue: Sendable, Hashable {
     case blob([UInt8])
 
     public var text: String? { if case .text(let s) = self { return s }; return nil }
+    public var blob: [UInt8]? { if case .blob(let b) = self { return b }; return nil }
     public var integer: Int64? {
         switch self {
         case .integer(let i): return i

@@ -45,8 +45,18 @@ public protocol DatabaseAdapter: Sendable {
     // Resumable uploads (tus): durable state, so uploads survive restarts.
     func insertUpload(_ upload: UploadRecord) throws(ParseError)
     func upload(id: String) throws(ParseError) -> UploadRecord?
-    /// Stores the record's `offset`, `length`, `expiresAt` and `completedName`.
-    func updateUpload(_ upload: UploadRecord) throws(ParseError)
+    /// Takes the upload's single-writer lease for `writer` (a fresh random token) when nobody holds
+    /// it or the holder showed no progress since `staleBefore` (a dead or stalled PATCH, on any
+    /// instance). - Returns: true when taken.
+    func claimUploadWriter(id: String, writer: String, now: ParseDate, staleBefore: ParseDate) throws(ParseError) -> Bool
+    /// Records progress of the lease holder. - Returns: false when `writer` no longer holds it.
+    func renewUploadWriter(id: String, writer: String, now: ParseDate) throws(ParseError) -> Bool
+    /// Gives the lease up (no-op when `writer` no longer holds it).
+    func releaseUploadWriter(id: String, writer: String) throws(ParseError)
+    /// Stores the record's `length`, `offset`, `expiresAt`, `completedName`, `partState` and
+    /// `digestState` — only while `writer` holds the lease, so a preempted writer can't move the
+    /// offset. - Returns: false (nothing stored) when it doesn't.
+    func commitUpload(_ upload: UploadRecord, writer: String) throws(ParseError) -> Bool
     func deleteUpload(id: String) throws(ParseError)
     /// Incomplete uploads whose `expiresAt` is before `date`, oldest first.
     func expiredUploads(before date: ParseDate, limit: Int) throws(ParseError) -> [UploadRecord]

@@ -116,4 +116,27 @@ import PhotoWallCrypto
         #expect(!Crypto.constantTimeEquals([1, 2, 3], [1, 2, 4]))
         #expect(Crypto.randomBytes(32).count == 32)
     }
+
+    @Test func resumableSHA256ContinuesFromASavedState() {
+        // 1,000,000 × "a" (FIPS 180-2 appendix B.3), hashed in odd pieces with a save/restore
+        // between each, must equal the one-shot digest.
+        let million = [UInt8](repeating: 0x61, count: 1_000_000)
+        var d = ResumableSHA256()
+        var at = 0
+        for size in [1, 63, 64, 65, 999, 4096, 70_000] + Array(repeating: 131_071, count: 7) {
+            let end = min(at + size, million.count)
+            million[at..<end].withUnsafeBytes { d.update($0) }
+            at = end
+            let saved = d.state
+            #expect(saved.count == ResumableSHA256.stateSize)
+            guard let restored = ResumableSHA256(state: saved) else { Issue.record("state refused"); return }
+            #expect(restored.state == saved)
+            d = restored
+        }
+        million[at...].withUnsafeBytes { d.update($0) }
+        #expect(d.finalize().hexString == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+        #expect(ResumableSHA256().finalize().hexString == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(ResumableSHA256(state: [1, 2, 3]) == nil)
+        #expect(ResumableSHA256(state: [UInt8](repeating: 0xff, count: ResumableSHA256.stateSize)) == nil)
+    }
 }

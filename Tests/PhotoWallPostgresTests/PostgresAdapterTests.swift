@@ -3,6 +3,7 @@ import Testing
 import PhotoWallCore
 import PhotoWallPostgres
 import PhotoWallStorage
+import PhotoWallTesting
 
 /// The PostgreSQL adapter on a fresh database per test (mirrors `SQLiteAdapterTests`).
 @Suite(.enabled(if: TestPostgres.adminURL != nil, TestPostgres.skipNote))
@@ -180,22 +181,8 @@ struct PostgresAdapterTests {
         #expect(try !db.deleteFile(named: "abc_x.jpg"))
     }
 
-    @Test func uploadRecords() throws {
-        var u = UploadRecord(id: "0123456789abcdef0123456789abcdef", owner: "user0001", length: nil, offset: 0, fileName: "a b.jpg",
-                             contentType: "image/jpeg", metadata: ["filename": "a b.jpg", "x": "é\"'"],
-                             createdAt: ParseDate(millisecondsSince1970: 1000), expiresAt: ParseDate(millisecondsSince1970: 2000))
-        try db.insertUpload(u)
-        #expect(try db.upload(id: u.id) == u)
-        u.length = 10; u.offset = 4; u.expiresAt = ParseDate(millisecondsSince1970: 3000)
-        try db.updateUpload(u)
-        #expect(try db.upload(id: u.id) == u)
-        #expect(try db.expiredUploads(before: ParseDate(millisecondsSince1970: 3001), limit: 10).map(\.id) == [u.id])
-        #expect(try db.expiredUploads(before: ParseDate(millisecondsSince1970: 3000), limit: 10).isEmpty)
-        u.completedName = "ffff_a b.jpg"
-        try db.updateUpload(u)
-        #expect(try db.expiredUploads(before: ParseDate(millisecondsSince1970: 9999), limit: 10).isEmpty)
-        try db.deleteUpload(id: u.id)
-        #expect(try db.upload(id: u.id) == nil)
+    @Test func uploadRecordsAndTheirLease() throws {
+        try UploadRecordContract.run(db)
     }
 
     @Test func friendGraph() throws {

@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import PhotoWallCore
 import PhotoWallStorage
+import PhotoWallSQL
+import PhotoWallTesting
 
 /// The SQLite adapter on a real database file in a temporary folder.
 @Suite struct SQLiteAdapterTests {
@@ -97,6 +99,34 @@ import PhotoWallStorage
         #expect(try db.deleteFile(named: "abc_x.jpg"))
         #expect(try db.file(named: "abc_x.jpg") == nil)
         #expect(try !db.deleteFile(named: "abc_x.jpg"))
+    }
+
+    @Test func uploadRecordsAndTheirLease() throws {
+        try UploadRecordContract.run(db)
+    }
+
+    @Test func uploadColumnsAreAddedToAnOlderDatabase() throws {
+        // A database from before the lease columns (the last migration undone) gains them, keeping its rows.
+        let path = dir + "/old.sqlite"
+        do {
+            let current = try SQLiteAdapter(path: path)
+            try current.insertUpload(UploadRecord(id: "0123456789abcdef0123456789abcdef", owner: "u", length: 5, offset: 2, fileName: "a.jpg",
+                                                  contentType: "", metadata: [:], createdAt: .now(), expiresAt: .now()))
+        }
+        do {
+            let raw = try SQLiteDatabase(path: path)
+            try raw.write { conn in
+                let version = try conn.query("PRAGMA user_version").first?.first?.integer ?? 0
+                try conn.execute("""
+                    ALTER TABLE _UPLOADS DROP COLUMN partState; ALTER TABLE _UPLOADS DROP COLUMN digestState;
+                    ALTER TABLE _UPLOADS DROP COLUMN writer; ALTER TABLE _UPLOADS DROP COLUMN writerSeenAt;
+                    PRAGMA user_version = \(version - 1);
+                    """)
+            }
+        }
+        let db = try SQLiteAdapter(path: path)
+        let u = try #require(try db.upload(id: "0123456789abcdef0123456789abcdef"))
+        #expect(u.offset == 2 && u.partState == "" && u.digestState == nil && u.writer == nil)
     }
 }
 

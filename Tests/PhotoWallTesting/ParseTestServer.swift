@@ -49,20 +49,28 @@ public final class ParseTestServer: @unchecked Sendable {
     private var process: Process?
     private var stdinPipe: Pipe?
     public let stderrLog: URL
+    /// Whether the data folder is this server's own (removed at the end) or shared with others.
+    let ownsDataDir: Bool
 
     public var baseURL: String { "http://127.0.0.1:\(port)/parse" }
 
-    public init(extraArgs: [String] = [], dataDir: URL? = nil, port: Int = 0) throws {
+    /// Starts a server on a fresh data folder, or on `dataDir` shared with other servers (the
+    /// caller removes it; each server logs to its own `server-*.log` in it).
+    /// - Parameters:
+    ///   - databaseArguments: `--database …` to share another server's database (several
+    ///     instances); nil gives this one its own (`TestDatabase.serverArguments`).
+    public init(extraArgs: [String] = [], dataDir: URL? = nil, port: Int = 0, databaseArguments: [String]? = nil) throws {
         self.dataDir = dataDir ?? FileManager.default.temporaryDirectory.appendingPathComponent("photowall-test-\(UUID().uuidString)")
-        self.extraArgs = extraArgs + (try TestDatabase.serverArguments())  // PostgreSQL run: a fresh database
+        ownsDataDir = dataDir == nil
+        self.extraArgs = extraArgs + (try databaseArguments ?? TestDatabase.serverArguments())  // PostgreSQL run: a fresh database
         try FileManager.default.createDirectory(at: self.dataDir, withIntermediateDirectories: true)
-        stderrLog = self.dataDir.appendingPathComponent("server.log")
+        stderrLog = self.dataDir.appendingPathComponent(ownsDataDir ? "server.log" : "server-\(UUID().uuidString.prefix(8)).log")
         try start(port: port)
     }
 
     deinit {
         stop()
-        try? FileManager.default.removeItem(at: dataDir)
+        if ownsDataDir { try? FileManager.default.removeItem(at: dataDir) }
     }
 
     /// Starts (or restarts) the server on `port` (0: a fresh random one); waits for its "listening" line.
@@ -77,7 +85,7 @@ public final class ParseTestServer: @unchecked Sendable {
         let out = Pipe(), input = Pipe()
         p.standardOutput = out
         p.standardInput = input
-        if !FileManager.default.fileExists(atPath: stderrLog.path) { FileManager.default.createFile(atPath: stderrLog.path, contents: nil) }
+        if !FileManager.default.fileExists(atPath: stderrLog.path) { _ = FileManager.default.createFile(atPath: stderrLog.path, contents: nil) }
         let log = try FileHandle(forWritingTo: stderrLog)
         log.seekToEndOfFile()
         p.standardError = log

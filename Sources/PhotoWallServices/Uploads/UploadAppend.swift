@@ -6,7 +6,8 @@ import Synchronization
 
 /// One PATCH in progress: the body streams into the part (engine thread), then `finish` (worker
 /// thread) verifies the checksum, makes the bytes durable and moves the offset; or `abort`
-/// (connection cut) keeps what arrived.
+/// (connection cut) keeps what arrived. It holds the upload's lease (`token`) from start to end;
+/// its commit is conditional on still holding it.
 ///
 /// A PATCH whose connection went quiet can be *preempted* by the next PATCH for the same upload
 /// (`preemptIfStalled`), as tusd does: a tus client only sends a new PATCH after giving up on the
@@ -17,15 +18,20 @@ import Synchronization
 ///
 /// `@unchecked Sendable`: used by one request at a time — the engine thread writes, then exactly
 /// one of `finish`/`abort` runs after the body ends (ordered by the engine's suspend/resume or
-/// completion callback) — except `preemptIfStalled`, which another request's thread may call;
-/// `phase` (a mutex, held around every use of `writer` until the request has ended) keeps that
-/// one from racing with `write`. The upload's single-writer lock is held from creation to the end.
+/// completion callback) — except `preemptIfStalled`, which another request's thread may call, and
+/// `isMakingProgress`/`token`/`record.id`, which the lease heartbeat reads; `phase` (a mutex, held
+/// around every use of `writer` until the request has ended) keeps those from racing with
+/// `write`, and `record.id`/`token` never change. The upload's single-writer lock is held from
+/// creation to the end.
 public final class UploadAppend: @unchecked Sendable {
     let service: UploadService
     public private(set) var record: UploadRecord
+    /// The database lease this request holds.
+    let token: String
     let writer: any UploadPartWriter
     let expected: (Digest, [UInt8])?
-    let running: Digest?
+    /// SHA-256 of the upload's bytes so far, continued from the record's saved state.
+    let running: ResumableSHA256?
     var received: Int64 = 0
     var failure: ParseError?
     /// Whether the request has ended (finish, abort or preemption started), and when the last body
@@ -35,11 +41,20 @@ public final class UploadAppend: @unchecked Sendable {
     struct Phase {
         var ended = false
         var preempted = false
+        /// Between the end of the body and the commit (the part store is making bytes durable).
+        var committing = false
         var lastWrite = ContinuousClock.now
     }
 
-    init(service: UploadService, record: UploadRecord, writer: any UploadPartWriter, expected: (Digest, [UInt8])?, running: Digest?) {
-        self.service = service; self.record = record; self.writer = writer; self.expected = expected; self.running = running
+    init(service: UploadService, record: UploadRecord, token: String, writer: any UploadPartWriter,
+         expected: (Digest, [UInt8])?, running: ResumableSHA256?) {
+        self.service = service; self.record = record; self.token = token; self.writer = writer
+        self.expected = expected; self.running = running
+    }
+
+    /// Whether the lease should be renewed: body bytes arrived within `stall`, or a commit is running.
+    func isMakingProgress(within stall: Duration) -> Bool {
+        phase.withLock { p in p.committing || (!p.ended && ContinuousClock.now - p.lastWrite < stall) }
     }
 
     /// Appends body bytes. - Throws: when the disk write fails (the connection is then cut).
@@ -69,16 +84,15 @@ public final class UploadAppend: @unchecked Sendable {
         }
         if preempted { throw UploadError.locked }  // a newer PATCH took over; it has the upload now
         guard !wasEnded else { return record }
-        defer { writer.close(); service.release(record.id) }
+        defer { writer.close(); service.release(record.id, token: token) }
         if let failure { throw failure }
         if let (digest, want) = expected, digest.finalize() != want {
-            try writer.truncate(to: record.offset)
-            service.runningDigests.withLock { _ = $0.removeValue(forKey: record.id) }
+            try discardIfHolding()
             throw UploadError.checksumMismatch
         }
         try commit()
         if let length = record.length, record.offset == length {
-            record = try service.complete(record)
+            record = try service.complete(record, writer: token)
         }
         return record
     }
@@ -112,11 +126,10 @@ public final class UploadAppend: @unchecked Sendable {
 
     /// The end of an unfinished request: keep what arrived, or drop it when a checksum was promised.
     private func keepWhatArrived() {
-        defer { writer.close(); service.release(record.id) }
+        defer { writer.close(); service.release(record.id, token: token) }
         do {
             if expected != nil || failure != nil {
-                try writer.truncate(to: record.offset)
-                service.runningDigests.withLock { _ = $0.removeValue(forKey: record.id) }
+                try discardIfHolding()
             } else if received > 0 {
                 try commit()
             }
@@ -125,18 +138,33 @@ public final class UploadAppend: @unchecked Sendable {
         }
     }
 
-    /// fsync, then record the new offset (the order that keeps HEAD honest) and push the expiry on.
+    /// Drops this request's bytes from the part — only while it holds the lease: after a takeover
+    /// the part may be the new writer's (a shared filesystem), and is left alone.
+    private func discardIfHolding() throws {
+        guard try service.database.renewUploadWriter(id: record.id, writer: token, now: .now()) else { return }
+        try writer.discard()
+    }
+
+    /// Makes the bytes durable, then records the new offset, part state and digest state (the order
+    /// that keeps HEAD honest) and pushes the expiry on — all only while this request holds the lease.
+    /// - Throws: `UploadError.locked` when another request (on any instance) took the upload over:
+    ///   nothing is committed, and what this one wrote beyond the committed state is ignored.
     func commit() throws {
-        let size = try writer.sync()
+        phase.withLock { $0.committing = true }
+        defer { phase.withLock { $0.committing = false } }
+        // A fence before touching shared storage: a writer that lost its lease must not write parts.
+        guard try service.database.renewUploadWriter(id: record.id, writer: token, now: .now()) else {
+            throw UploadError.locked
+        }
+        let (size, state) = try writer.sync()
         var u = record
         u.offset = size
+        u.partState = state
+        u.digestState = running?.state
         let now = ParseDate.now()
         u.expiresAt = ParseDate(millisecondsSince1970: now.millisecondsSince1970 + service.expirySeconds * 1000)
-        try service.database.updateUpload(u)
+        guard try service.database.commitUpload(u, writer: token) else { throw UploadError.locked }
         record = u
-        if let running {
-            service.runningDigests.withLock { $0[u.id] = DigestState(offset: size, digest: running) }
-        }
     }
 }
 

@@ -9,10 +9,15 @@ import Glibc
 
 /// Resumable uploads (tus 1.0.0): create, append (PATCH), inspect (HEAD), terminate, expire.
 ///
-/// An upload's offset moves only after its bytes are fsynced and the new offset is committed to the
-/// database, so HEAD never reports bytes a crash could lose. A PATCH cut mid-body keeps what
-/// arrived (unless it carried a checksum, which can't be verified for a partial chunk). One writer
-/// at a time per upload. When the last byte arrives, the part becomes an ordinary Parse file —
+/// An upload's offset moves only after its bytes are durable in the part store and the new offset
+/// is committed to the database, so HEAD never reports bytes a crash could lose. A PATCH cut
+/// mid-body keeps what arrived (unless it carried a checksum, which can't be verified for a partial
+/// chunk). One writer at a time per upload, across instances: a PATCH holds a lease in the
+/// database (`claimUploadWriter`), renewed while it makes progress, and commits only while it
+/// holds it; a lease whose holder showed no progress for `writerStallLimit` (a dead instance, a
+/// dropped connection) can be taken over. The SHA-256 of the bytes so far is saved with every
+/// commit (`ResumableSHA256`), so whichever instance takes the last chunk finishes it without
+/// re-reading the file. When the last byte arrives, the part becomes an ordinary Parse file —
 /// the same `<32 hex>_<name>` and URL as `POST /files/:name` — and is never visible before.
 /// - Source: tus 1.0.0 protocol (Core, Creation, Creation With Upload, Expiration, Checksum,
 ///   Termination); social-and-uploads.md §4.
@@ -23,16 +28,13 @@ public final class UploadService: Sendable {
     public let config: ServerConfig
     /// How long an unfinished upload lives after its last change, in seconds (default 24 h).
     public let expirySeconds: Int64
-    /// Uploads with a PATCH in progress (one writer at a time).
+    /// Uploads with a PATCH in progress in this process (the database lease covers other instances).
     let writers = Mutex<Set<String>>([])
     /// The PATCH holding each upload in `writers` (once its append exists), for preemption.
     let holders = Mutex<[String: UploadAppend]>([:])
     /// A PATCH that received no body bytes for this long gives way to a newer PATCH for the same
     /// upload (see `UploadAppend.preemptIfStalled`); a livelier one makes the newer get 423.
     public let writerStallLimit: Duration
-    /// Running SHA-256 of each upload's durable bytes, while this process has seen them all;
-    /// lets completion skip re-reading the file. Dropped when it can't be trusted.
-    let runningDigests = Mutex<[String: DigestState]>([:])
     let logger: Logger
 
     public static let masterOwner = "*master*"
@@ -42,6 +44,7 @@ public final class UploadService: Sendable {
                 expirySeconds: Int64 = 86_400, writerStallLimit: Duration = .seconds(5), logger: Logger) {
         self.database = database; self.parts = parts; self.files = files; self.config = config
         self.expirySeconds = expirySeconds; self.writerStallLimit = writerStallLimit; self.logger = logger
+        startHeartbeat()
     }
 
     static func owner(of auth: AuthContext) -> String? {
@@ -66,18 +69,24 @@ public final class UploadService: Sendable {
         try FileService.validate(name: name)
         let type = metadata["filetype"] ?? metadata["contentType"] ?? metadata["type"]
         let now = ParseDate.now()
-        let record = UploadRecord(id: Crypto.randomBytes(16).hexString, owner: owner, length: length, offset: 0,
+        var record = UploadRecord(id: Crypto.randomBytes(16).hexString, owner: owner, length: length, offset: 0,
                                   fileName: name, contentType: type ?? "", metadata: metadata, createdAt: now,
-                                  expiresAt: ParseDate(millisecondsSince1970: now.millisecondsSince1970 + expirySeconds * 1000))
-        try parts.create(record.id)
+                                  expiresAt: ParseDate(millisecondsSince1970: now.millisecondsSince1970 + expirySeconds * 1000),
+                                  digestState: ResumableSHA256().state)
+        record.partState = try parts.create(record.id, finalName: Self.finalName(of: record))
         do {
             try database.insertUpload(record)
         } catch {
-            parts.remove(record.id)
+            parts.remove(record.id, state: record.partState)
             throw error
         }
-        runningDigests.withLock { $0[record.id] = DigestState(offset: 0) }
         return record
+    }
+
+    /// The Parse file name a finished upload gets: the upload's own random id is the name's 32-hex
+    /// prefix, so it is known from the start and redoing an interrupted completion lands on it again.
+    static func finalName(of u: UploadRecord) -> String {
+        u.completedName ?? FileService.storedName(for: u.fileName, contentType: u.contentType.isEmpty ? nil : u.contentType, prefix: u.id)
     }
 
     // MARK: state
@@ -90,10 +99,29 @@ public final class UploadService: Sendable {
         if u.completedName == nil {
             if u.expiresAt < ParseDate.now() { throw UploadError.gone }
             if let length = u.length, u.offset == length {
-                u = try complete(u)  // a completion interrupted by a crash is finished here
+                u = try finishInterrupted(u)
             }
         }
         return u
+    }
+
+    /// A completion interrupted by a crash is finished by the next request that sees it, under the
+    /// lease (when another request holds it, that one finishes it).
+    func finishInterrupted(_ u: UploadRecord) throws -> UploadRecord {
+        let token = Crypto.randomBytes(16).hexString
+        guard try claim(u.id, token: token) else { return u }
+        defer { try? database.releaseUploadWriter(id: u.id, writer: token) }
+        guard let fresh = try database.upload(id: u.id) else { throw UploadError.notFound }
+        guard fresh.completedName == nil, let length = fresh.length, fresh.offset == length else { return fresh }
+        return try complete(fresh, writer: token)
+    }
+
+    /// Takes the database lease (see `DatabaseAdapter.claimUploadWriter`).
+    func claim(_ id: String, token: String) throws(ParseError) -> Bool {
+        let now = ParseDate.now()
+        let (seconds, attoseconds) = writerStallLimit.components
+        let stale = ParseDate(millisecondsSince1970: now.millisecondsSince1970 - seconds * 1000 - attoseconds / 1_000_000_000_000_000)
+        return try database.claimUploadWriter(id: id, writer: token, now: now, staleBefore: stale)
     }
 
     /// Whether `id` has the shape of an upload id (32 lowercase hex).
@@ -111,7 +139,7 @@ public final class UploadService: Sendable {
     /// - Throws: `UploadError` 404/410/409 (offset mismatch)/423 (another PATCH in progress)/
     ///   400 (bad checksum header or algorithm)/413; `ParseError` on storage failures.
     public func beginAppend(id: String, offset: Int64, length: Int64?, checksum: String?, auth: AuthContext) throws -> UploadAppend {
-        var u = try upload(id: id, auth: auth)
+        let u = try upload(id: id, auth: auth)
         var expected: (Digest.Algorithm, [UInt8])?
         if let checksum {
             let parts = checksum.split(separator: " ", maxSplits: 1)
@@ -125,10 +153,6 @@ public final class UploadService: Sendable {
         if let length {
             if let known = u.length, known != length { throw UploadError.badRequest("Upload-Length cannot change.") }
             guard length <= Int64(config.maxUploadBytes), length >= u.offset else { throw UploadError.tooLarge(maximum: config.maxUploadBytes) }
-            if u.length == nil {
-                u.length = length
-                try database.updateUpload(u)
-            }
         }
         if u.isComplete {
             guard offset == u.offset else { throw UploadError.offsetMismatch(current: u.offset) }
@@ -145,18 +169,36 @@ public final class UploadService: Sendable {
             }
             throw UploadError.locked
         }
+        // Another instance may hold the upload: the database lease decides.
+        let token = Crypto.randomBytes(16).hexString
         do {
-            let writer = try parts.openForAppend(u.id, at: u.offset)
-            let running = runningDigests.withLock { d -> Digest? in
-                guard let s = d[u.id], s.offset == u.offset else { d[u.id] = nil; return nil }
-                return s.digest
+            guard try claim(u.id, token: token) else {
+                writers.withLock { _ = $0.remove(u.id) }
+                throw UploadError.locked
             }
-            let append = UploadAppend(service: self, record: u, writer: writer, expected: expected.map { (Digest($0.0), $0.1) },
-                                      running: running)
+        } catch {
+            writers.withLock { _ = $0.remove(u.id) }
+            throw error
+        }
+        do {
+            // The record as of the lease: another instance may have moved it since it was read.
+            guard var fresh = try database.upload(id: u.id) else { throw UploadError.notFound }
+            if fresh.isComplete { throw UploadError.alreadyComplete(fresh) }
+            guard offset == fresh.offset else { throw UploadError.offsetMismatch(current: fresh.offset) }
+            if let length, fresh.length == nil {
+                fresh.length = length
+                guard try database.commitUpload(fresh, writer: token) else { throw UploadError.locked }
+            } else if let length, fresh.length != length {
+                throw UploadError.badRequest("Upload-Length cannot change.")
+            }
+            let writer = try parts.openForAppend(fresh.id, at: fresh.offset, state: fresh.partState)
+            let running = fresh.digestState.flatMap { ResumableSHA256(state: $0) }
+            let append = UploadAppend(service: self, record: fresh, token: token, writer: writer,
+                                      expected: expected.map { (Digest($0.0), $0.1) }, running: running)
             holders.withLock { $0[u.id] = append }
             return append
         } catch {
-            writers.withLock { _ = $0.remove(u.id) }
+            release(u.id, token: token)
             throw error
         }
     }
@@ -166,24 +208,49 @@ public final class UploadService: Sendable {
         Int(min(Int64(config.maxUploadBytes), u.length ?? Int64(config.maxUploadBytes)) - u.offset)
     }
 
-    func release(_ id: String) {
+    func release(_ id: String, token: String) {
+        do {
+            try database.releaseUploadWriter(id: id, writer: token)
+        } catch {
+            // It lapses by itself after `writerStallLimit`.
+            logger.warning("could not release an upload lease", ["upload.id": id, "cause": "\(error)"])
+        }
         holders.withLock { _ = $0.removeValue(forKey: id) }
         writers.withLock { _ = $0.remove(id) }
     }
 
-    /// Turns a finished part into a Parse file (idempotent).
-    func complete(_ u: UploadRecord) throws -> UploadRecord {
-        var u = u
-        // The upload's own random id is the name's 32-hex prefix, so redoing an interrupted
-        // completion lands on the same name.
-        let name = u.completedName ?? FileService.storedName(for: u.fileName, contentType: u.contentType.isEmpty ? nil : u.contentType, prefix: u.id)
-        let digest: String
-        if let s = runningDigests.withLock({ $0.removeValue(forKey: u.id) }), s.offset == u.offset {
-            digest = s.digest.finalize().hexString
-        } else {
-            digest = try Self.sha256(ofFile: parts.path(of: u.id))
+    /// Renews the leases of this process's PATCH requests that are making progress, once a second,
+    /// so other instances see them alive; a request that lost its lease learns it at its commit.
+    func startHeartbeat() {
+        let thread = Thread { [weak self] in
+            while true {
+                do {
+                    guard let service = self else { return }
+                    let active = service.holders.withLock { Array($0.values) }.filter { $0.isMakingProgress(within: service.writerStallLimit) }
+                    for append in active {
+                        _ = try? service.database.renewUploadWriter(id: append.record.id, writer: append.token, now: .now())
+                    }
+                }
+                Thread.sleep(forTimeInterval: 1)
+            }
         }
-        try files.store.importFile(at: parts.path(of: u.id), as: name)
+        thread.name = "upload-leases"
+        thread.start()
+    }
+
+    /// Turns a finished part into a Parse file (idempotent), under the lease `writer`.
+    func complete(_ u: UploadRecord, writer: String) throws -> UploadRecord {
+        var u = u
+        let name = Self.finalName(of: u)
+        try parts.complete(u.id, length: u.offset, state: u.partState, as: name, into: files.store)
+        let digest: String
+        if let d = u.digestState.flatMap({ ResumableSHA256(state: $0) }) {
+            digest = d.finalize().hexString
+        } else {
+            // An upload from before digests were saved: read the finished file once.
+            guard let stored = try files.store.location(of: name) else { throw ParseError(.fileSaveError, "The finished upload is missing.") }
+            digest = try Self.sha256(ofFile: stored.path)
+        }
         let type = u.contentType.isEmpty ? (MimeTypes.type(forName: name) ?? "application/octet-stream") : u.contentType
         do {
             try database.insertFile(FileRecord(name: name, contentType: type, byteCount: u.offset, sha256: digest, createdAt: ParseDate.now()))
@@ -192,8 +259,8 @@ public final class UploadService: Sendable {
             if error.code != .duplicateValue { throw error }
         }
         u.completedName = name
-        try database.updateUpload(u)
-        parts.remove(u.id)
+        guard try database.commitUpload(u, writer: writer) else { throw UploadError.locked }
+        parts.remove(u.id, state: u.partState)
         logger.info("upload complete", ["upload.id": u.id, "file": name, "bytes": "\(u.offset)"])
         return u
     }
@@ -220,10 +287,9 @@ public final class UploadService: Sendable {
     /// an ordinary Parse file now) but its upload URL is forgotten.
     public func terminate(id: String, auth: AuthContext) throws {
         let u = try upload(id: id, auth: auth)
-        guard writers.withLock({ !$0.contains(u.id) }) else { throw UploadError.locked }
+        guard writers.withLock({ !$0.contains(u.id) }), try claim(u.id, token: Crypto.randomBytes(16).hexString) else { throw UploadError.locked }
         try database.deleteUpload(id: u.id)
-        parts.remove(u.id)
-        runningDigests.withLock { _ = $0.removeValue(forKey: u.id) }
+        parts.remove(u.id, state: u.partState)
     }
 
     /// Removes expired unfinished uploads (part and record). - Returns: how many were removed.
@@ -232,9 +298,10 @@ public final class UploadService: Sendable {
         var removed = 0
         do {
             for u in try database.expiredUploads(before: now, limit: 500) where writers.withLock({ !$0.contains(u.id) }) {
+                // Several instances reap: the lease makes one of them do each upload.
+                guard try claim(u.id, token: Crypto.randomBytes(16).hexString) else { continue }
                 try database.deleteUpload(id: u.id)
-                parts.remove(u.id)
-                runningDigests.withLock { _ = $0.removeValue(forKey: u.id) }
+                parts.remove(u.id, state: u.partState)
                 removed += 1
             }
         } catch {
@@ -255,16 +322,6 @@ public final class UploadService: Sendable {
         thread.name = "upload-reaper"
         thread.start()
     }
-}
-
-/// A running digest and the offset it covers.
-/// `@unchecked Sendable`: the `Digest` inside is used only by the upload's single writer (the
-/// `writers` lock in `UploadService` guarantees one PATCH at a time), and moved in and out of the
-/// service's map under its mutex.
-final class DigestState: @unchecked Sendable {
-    var offset: Int64
-    let digest: Digest
-    init(offset: Int64, digest: Digest = Digest(.sha256)) { self.offset = offset; self.digest = digest }
 }
 
 /// Protocol-level failures, each with its tus status code.

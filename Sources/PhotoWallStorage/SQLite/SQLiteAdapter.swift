@@ -48,6 +48,12 @@ public final class SQLiteAdapter: DatabaseAdapter, FriendGraphStore, FeedStore {
         CREATE INDEX IF NOT EXISTS i_WALL_FEED_author ON _WALL_FEED(userFBId, createdAt, objectId);
         CREATE INDEX IF NOT EXISTS i_WALL_FEED_time ON _WALL_FEED(createdAt, objectId, userFBId);
         """,
+        """
+        ALTER TABLE _UPLOADS ADD COLUMN partState TEXT NOT NULL DEFAULT '';
+        ALTER TABLE _UPLOADS ADD COLUMN digestState BLOB;
+        ALTER TABLE _UPLOADS ADD COLUMN writer TEXT;
+        ALTER TABLE _UPLOADS ADD COLUMN writerSeenAt INTEGER;
+        """,
     ]
 
     func migrate() throws(ParseError) {
@@ -299,7 +305,7 @@ public final class SQLiteAdapter: DatabaseAdapter, FriendGraphStore, FeedStore {
     // MARK: files
 
     public func insertFile(_ r: FileRecord) throws(ParseError) {
-        try guarded {
+        _ = try guarded {
             try db.write { conn in
                 try conn.run("INSERT INTO _FILES(name, contentType, byteCount, sha256, createdAt) VALUES (?,?,?,?,?)",
                              [.text(r.name), .text(r.contentType), .integer(r.byteCount), .text(r.sha256), .integer(r.createdAt.millisecondsSince1970)])
@@ -324,7 +330,7 @@ public final class SQLiteAdapter: DatabaseAdapter, FriendGraphStore, FeedStore {
 
     // MARK: uploads
 
-    static let uploadColumns = "id, owner, length, offset, fileName, contentType, metadata, createdAt, expiresAt, completedName"
+    static let uploadColumns = "id, owner, length, offset, fileName, contentType, metadata, createdAt, expiresAt, completedName, partState, digestState, writer, writerSeenAt"
 
     static func decodeUpload(_ r: [SQLValue]) -> UploadRecord {
         var metadata: [String: String] = [:]
@@ -334,17 +340,19 @@ public final class SQLiteAdapter: DatabaseAdapter, FriendGraphStore, FeedStore {
         return UploadRecord(id: r[0].text ?? "", owner: r[1].text ?? "", length: r[2].integer, offset: r[3].integer ?? 0,
                             fileName: r[4].text ?? "", contentType: r[5].text ?? "", metadata: metadata,
                             createdAt: ParseDate(millisecondsSince1970: r[7].integer ?? 0),
-                            expiresAt: ParseDate(millisecondsSince1970: r[8].integer ?? 0), completedName: r[9].text)
+                            expiresAt: ParseDate(millisecondsSince1970: r[8].integer ?? 0), completedName: r[9].text,
+                            partState: r[10].text ?? "", digestState: r[11].blob, writer: r[12].text, writerSeenAt: r[13].integer)
     }
 
     public func insertUpload(_ u: UploadRecord) throws(ParseError) {
         let metadata = JSON.object(u.metadata.mapValues { .string($0) }).text
-        try guarded {
+        _ = try guarded {
             try db.write { conn in
-                try conn.run("INSERT INTO _UPLOADS(\(Self.uploadColumns)) VALUES (?,?,?,?,?,?,?,?,?,?)", [
+                try conn.run("INSERT INTO _UPLOADS(\(Self.uploadColumns)) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,NULL,NULL)", [
                     .text(u.id), .text(u.owner), u.length.map { .integer($0) } ?? .null, .integer(u.offset), .text(u.fileName),
                     .text(u.contentType), .text(metadata), .integer(u.createdAt.millisecondsSince1970),
                     .integer(u.expiresAt.millisecondsSince1970), u.completedName.map { .text($0) } ?? .null,
+                    .text(u.partState), u.digestState.map { .blob($0) } ?? .null,
                 ])
             }
         }
@@ -358,15 +366,46 @@ public final class SQLiteAdapter: DatabaseAdapter, FriendGraphStore, FeedStore {
         }
     }
 
-    public func updateUpload(_ u: UploadRecord) throws(ParseError) {
+    public func claimUploadWriter(id: String, writer: String, now: ParseDate, staleBefore: ParseDate) throws(ParseError) -> Bool {
         try guarded {
             try db.write { conn in
-                try conn.run("UPDATE _UPLOADS SET length = ?, offset = ?, expiresAt = ?, completedName = ? WHERE id = ?", [
-                    u.length.map { .integer($0) } ?? .null, .integer(u.offset), .integer(u.expiresAt.millisecondsSince1970),
-                    u.completedName.map { .text($0) } ?? .null, .text(u.id),
+                try conn.run("UPDATE _UPLOADS SET writer = ?, writerSeenAt = ? WHERE id = ? AND (writer IS NULL OR writerSeenAt < ?)", [
+                    .text(writer), .integer(now.millisecondsSince1970), .text(id), .integer(staleBefore.millisecondsSince1970),
                 ])
             }
+        } == 1
+    }
+
+    public func renewUploadWriter(id: String, writer: String, now: ParseDate) throws(ParseError) -> Bool {
+        try guarded {
+            try db.write { conn in
+                try conn.run("UPDATE _UPLOADS SET writerSeenAt = ? WHERE id = ? AND writer = ?",
+                             [.integer(now.millisecondsSince1970), .text(id), .text(writer)])
+            }
+        } == 1
+    }
+
+    public func releaseUploadWriter(id: String, writer: String) throws(ParseError) {
+        _ = try guarded {
+            try db.write { conn in
+                try conn.run("UPDATE _UPLOADS SET writer = NULL, writerSeenAt = NULL WHERE id = ? AND writer = ?", [.text(id), .text(writer)])
+            }
         }
+    }
+
+    public func commitUpload(_ u: UploadRecord, writer: String) throws(ParseError) -> Bool {
+        try guarded {
+            try db.write { conn in
+                try conn.run("""
+                    UPDATE _UPLOADS SET length = ?, offset = ?, expiresAt = ?, completedName = ?, partState = ?, digestState = ?
+                    WHERE id = ? AND writer = ?
+                    """, [
+                    u.length.map { .integer($0) } ?? .null, .integer(u.offset), .integer(u.expiresAt.millisecondsSince1970),
+                    u.completedName.map { .text($0) } ?? .null, .text(u.partState), u.digestState.map { .blob($0) } ?? .null,
+                    .text(u.id), .text(writer),
+                ])
+            }
+        } == 1
     }
 
     public func deleteUpload(id: String) throws(ParseError) {

@@ -4,7 +4,9 @@ import Glibc
 #endif
 
 /// Upload parts as files `<root>/uploads/<id>.part`, on the same filesystem as the file store so
-/// a finished part becomes a Parse file by a rename, without copying.
+/// a finished part becomes a Parse file by a rename, without copying. Keeps no `partState`: the
+/// committed offset says how much of the file counts, and opening cuts the rest off.
+/// Several instances can share it only through a shared filesystem; use `S3UploadParts` otherwise.
 public final class FileSystemUploadParts: UploadPartStore {
     public let directory: String
 
@@ -18,16 +20,17 @@ public final class FileSystemUploadParts: UploadPartStore {
 
     public func path(of id: String) -> String { directory + "/" + id + ".part" }
 
-    public func create(_ id: String) throws(ParseError) {
+    public func create(_ id: String, finalName: String) throws(ParseError) -> String {
         let fd = open(path(of: id), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw ParseError(.fileSaveError, "Could not create the upload.", cause: POSIXFailure(call: "open", code: errno)) }
         fsync(fd)
         close(fd)
         let dfd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if dfd >= 0 { fsync(dfd); close(dfd) }
+        return ""
     }
 
-    public func openForAppend(_ id: String, at offset: Int64) throws(ParseError) -> any UploadPartWriter {
+    public func openForAppend(_ id: String, at offset: Int64, state: String) throws(ParseError) -> any UploadPartWriter {
         let fd = open(path(of: id), O_WRONLY | O_CLOEXEC)
         guard fd >= 0 else { throw ParseError(.fileSaveError, "Could not open the upload.", cause: POSIXFailure(call: "open", code: errno)) }
         guard ftruncate(fd, off_t(offset)) == 0, lseek(fd, off_t(offset), SEEK_SET) == off_t(offset) else {
@@ -35,21 +38,27 @@ public final class FileSystemUploadParts: UploadPartStore {
             close(fd)
             throw ParseError(.fileSaveError, "Could not open the upload.", cause: POSIXFailure(call: "ftruncate", code: e))
         }
-        return FileSystemPartWriter(fd: fd)
+        return FileSystemPartWriter(fd: fd, openedAt: offset)
     }
 
+    public func complete(_ id: String, length: Int64, state: String, as name: String, into store: any FileStore) throws(ParseError) {
+        try store.importFile(at: path(of: id), as: name)
+    }
+
+    /// Bytes in the part, or nil when it doesn't exist.
     public func size(of id: String) -> Int64? {
         var st = stat()
         guard stat(path(of: id), &st) == 0 else { return nil }
         return Int64(st.st_size)
     }
 
-    public func remove(_ id: String) { unlink(path(of: id)) }
+    public func remove(_ id: String, state: String) { unlink(path(of: id)) }
 }
 
 final class FileSystemPartWriter: UploadPartWriter {
     var fd: Int32
-    init(fd: Int32) { self.fd = fd }
+    let openedAt: Int64
+    init(fd: Int32, openedAt: Int64) { self.fd = fd; self.openedAt = openedAt }
     deinit { close() }
 
     func fail(_ call: String) -> ParseError {
@@ -60,15 +69,15 @@ final class FileSystemPartWriter: UploadPartWriter {
         guard writeAll(fd, bytes) else { throw fail("write") }
     }
 
-    func sync() throws(ParseError) -> Int64 {
+    func sync() throws(ParseError) -> (size: Int64, state: String) {
         guard fsync(fd) == 0 else { throw fail("fsync") }
         let end = lseek(fd, 0, SEEK_CUR)
         guard end >= 0 else { throw fail("lseek") }
-        return Int64(end)
+        return (Int64(end), "")
     }
 
-    func truncate(to length: Int64) throws(ParseError) {
-        guard ftruncate(fd, off_t(length)) == 0, lseek(fd, off_t(length), SEEK_SET) >= 0, fsync(fd) == 0 else { throw fail("ftruncate") }
+    func discard() throws(ParseError) {
+        guard ftruncate(fd, off_t(openedAt)) == 0, lseek(fd, off_t(openedAt), SEEK_SET) >= 0, fsync(fd) == 0 else { throw fail("ftruncate") }
     }
 
     func close() {

@@ -21,12 +21,24 @@ public struct UploadRecord: Sendable, Equatable {
     public var expiresAt: ParseDate
     /// The stored Parse file name once complete.
     public var completedName: String?
+    /// The part store's own state for the bytes up to `offset` (opaque to everyone else; empty for
+    /// the filesystem store, the multipart upload and its parts for S3). Committed with `offset`.
+    public var partState: String
+    /// The SHA-256 of the bytes up to `offset`, saved mid-way (`ResumableSHA256.state`), so any
+    /// instance can continue it; nil for uploads made before it was kept.
+    public var digestState: [UInt8]?
+    /// The lease token of the PATCH writing the upload, and when it last showed progress (ms since
+    /// 1970). Read-only here: taken and released with `DatabaseAdapter.claimUploadWriter`/`releaseUploadWriter`.
+    public var writer: String?
+    public var writerSeenAt: Int64?
 
     public init(id: String, owner: String, length: Int64?, offset: Int64, fileName: String, contentType: String,
-                metadata: [String: String], createdAt: ParseDate, expiresAt: ParseDate, completedName: String? = nil) {
+                metadata: [String: String], createdAt: ParseDate, expiresAt: ParseDate, completedName: String? = nil,
+                partState: String = "", digestState: [UInt8]? = nil, writer: String? = nil, writerSeenAt: Int64? = nil) {
         self.id = id; self.owner = owner; self.length = length; self.offset = offset; self.fileName = fileName
         self.contentType = contentType; self.metadata = metadata; self.createdAt = createdAt
         self.expiresAt = expiresAt; self.completedName = completedName
+        self.partState = partState; self.digestState = digestState; self.writer = writer; self.writerSeenAt = writerSeenAt
     }
 
     public var isComplete: Bool { completedName != nil }
@@ -34,28 +46,37 @@ public struct UploadRecord: Sendable, Equatable {
 
 /// Where the bytes of unfinished uploads live until they become Parse files.
 ///
-/// Implementations: `FileSystemUploadParts` (a part file per upload under `uploads/`); an S3
-/// multipart version follows with the S3 store.
+/// Implementations: `FileSystemUploadParts` (a part file per upload, for one instance or a shared
+/// filesystem) and `S3UploadParts` (an S3 multipart upload per tus upload, so chunks can land on
+/// any instance). A store may keep state of its own (`UploadRecord.partState`): it is handed out by
+/// `create` and `UploadPartWriter.sync` and committed to the database together with the offset, so
+/// the database alone says which bytes count — whatever a crashed or preempted writer left beyond
+/// the committed state is ignored and cleaned up.
 public protocol UploadPartStore: Sendable {
-    /// Creates an empty part. - Throws: 130 when the disk refuses.
-    func create(_ id: String) throws(ParseError)
-    /// Opens the part for appending at `offset`, discarding anything past it (bytes written but
-    /// never made durable, or a chunk that failed its checksum).
-    func openForAppend(_ id: String, at offset: Int64) throws(ParseError) -> any UploadPartWriter
-    /// Bytes in the part, or nil when it doesn't exist.
-    func size(of id: String) -> Int64?
-    /// A local path holding the part's bytes (for hashing and handing to the file store).
-    func path(of id: String) -> String
-    /// Removes the part; no error when already gone.
-    func remove(_ id: String)
+    /// Creates an empty part for upload `id`, whose bytes will become the file `finalName`.
+    /// - Returns: the initial `partState`. - Throws: 130 when the store refuses.
+    func create(_ id: String, finalName: String) throws(ParseError) -> String
+    /// Opens the part for appending at `offset`, the committed offset whose state is `state`;
+    /// anything stored beyond it is discarded.
+    /// - Throws: 130 when the part can't be opened (missing, or the store is down).
+    func openForAppend(_ id: String, at offset: Int64, state: String) throws(ParseError) -> any UploadPartWriter
+    /// Makes the complete part (`length` bytes, committed state `state`) the file `name` in `store`.
+    /// Idempotent: a completion interrupted by a crash can be redone.
+    /// - Throws: 130 when the store can't take it.
+    func complete(_ id: String, length: Int64, state: String, as name: String, into store: any FileStore) throws(ParseError)
+    /// Removes the part and anything left of it; no error when already gone.
+    func remove(_ id: String, state: String)
 }
 
 /// Appends to one part. Used by one request at a time.
 public protocol UploadPartWriter: AnyObject {
+    /// Appends bytes (not yet durable).
     func write(_ bytes: UnsafeRawBufferPointer) throws(ParseError)
-    /// Makes everything written durable. - Returns: the part's size in bytes.
-    func sync() throws(ParseError) -> Int64
-    /// Cuts the part back to `length` bytes (a rejected chunk) and syncs.
-    func truncate(to length: Int64) throws(ParseError)
+    /// Makes everything written durable.
+    /// - Returns: the part's size in bytes and the `partState` to commit with it.
+    func sync() throws(ParseError) -> (size: Int64, state: String)
+    /// Drops everything written since the part was opened (a rejected chunk), keeping the part as
+    /// it was at the offset it was opened at.
+    func discard() throws(ParseError)
     func close()
 }

@@ -48,8 +48,8 @@ struct CLIRunner {
         let p = makeProcess(args, env: env)
         let id = UUID().uuidString
         let outPath = home + "/out-\(id)", errPath = home + "/err-\(id)"
-        FileManager.default.createFile(atPath: outPath, contents: nil)
-        FileManager.default.createFile(atPath: errPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
         p.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
         p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
         let input = Pipe()
