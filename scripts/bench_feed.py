@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Feed benchmark (issue: social): `POST /parse/functions/feed` on a 1M-image, 100k-user SQLite
-database, for viewers with 50, 500 and 5,000 friends, with wrk (p50 and p99 on one connection, so
+"""Feed benchmark (issues: social, scale out): `POST /parse/functions/feed` on a 1M-image, 100k-user
+database — SQLite, then PostgreSQL (a throw-away one from scripts/pg.sh; BENCH_FEED_POSTGRES=0 skips it) — for viewers with 50, 500 and 5,000 friends, with wrk (p50 and p99 on one connection, so
 they are service times rather than queueing; req/s on eight), beside the best
 equivalent raw SQL in the same run (the same page: images, comment counts, latest 3 comments and
 authors, through Python's sqlite3 on the same file; the faster of the per-author and time-scan forms).
@@ -86,42 +86,83 @@ def raw_sql(db, fb_id, runs=200):
     return best
 
 
+def serve_and_measure(work, seeded, db_args, raw_db=None):
+    """Serves WORK (with DB_ARGS) and runs wrk for each seeded viewer; raw SQL on RAW_DB when given.
+    - Returns: rows (friends, p50, p99, req/s, raw p50, raw p99)."""
+    p = subprocess.Popen([BIN, "serve", "--port", "0", "--data-dir", work, "--log-level", "warning", "--stop-on-stdin-eof"] + db_args,
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    port = None
+    for _ in range(50):
+        m = re.search(r"listening on http://127\.0\.0\.1:(\d+)/parse", p.stdout.readline())
+        if m:
+            port = int(m.group(1))
+            break
+    if port is None:
+        raise SystemExit("photowall serve did not start")
+    threading.Thread(target=p.stdout.read, daemon=True).start()
+    rows = []
+    for v in seeded["viewers"]:
+        url = f"http://127.0.0.1:{port}/parse/functions/feed"
+        # Latency with one connection (service time, as the raw SQL is timed); throughput with 8.
+        p50, p99, _ = wrk(url, v["sessionToken"], 1)
+        _, _, rps = wrk(url, v["sessionToken"], 8)
+        r50, r99 = raw_sql(raw_db, v["fbId"]) if raw_db else (None, None)
+        rows.append((v["friends"], p50, p99, rps, r50, r99))
+    p.stdin.close()
+    p.wait(timeout=20)
+    return rows
+
+
+def seed(work, db_args):
+    t = time.time()
+    seeded = json.loads(subprocess.run([BIN, "seed-demo", "--data-dir", work, "--users", str(USERS), "--images", str(IMAGES),
+                                        "--friends-per-user", "20", "--comments-per-image", "1", "--viewers", "50,500,5000", "--json"]
+                                       + db_args, check=True, capture_output=True, text=True).stdout)
+    return seeded, time.time() - t
+
+
+def postgres():
+    """A throw-away PostgreSQL (scripts/pg.sh) with a fresh database. - Returns: its URL, or None."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    r = subprocess.run([os.path.join(here, "pg.sh"), "start"], capture_output=True, text=True)
+    if r.returncode != 0:
+        print("PostgreSQL could not be started; the PostgreSQL feed rows are left out:\n" + r.stderr)
+        return None
+    env = dict(re.findall(r"(\w+)=(\S+)", r.stdout))
+    admin = env["PHOTOWALL_TEST_DATABASE"]
+    subprocess.run(["psql", "-X", "-q", "-d", admin, "-c", "DROP DATABASE IF EXISTS pw_feed_bench"], check=True)
+    subprocess.run(["psql", "-X", "-q", "-d", admin, "-c", "CREATE DATABASE pw_feed_bench"], check=True)
+    return admin.rsplit("/", 1)[0] + "/pw_feed_bench"
+
+
 def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    results = []
     work = tempfile.mkdtemp(prefix="photowall-feed-")
     try:
-        t = time.time()
-        seeded = json.loads(subprocess.run([BIN, "seed-demo", "--data-dir", work, "--users", str(USERS), "--images", str(IMAGES),
-                                            "--friends-per-user", "20", "--comments-per-image", "1", "--viewers", "50,500,5000", "--json"],
-                                           check=True, capture_output=True, text=True).stdout)
-        seed_s = time.time() - t
-        p = subprocess.Popen([BIN, "serve", "--port", "0", "--data-dir", work, "--log-level", "warning", "--stop-on-stdin-eof"],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        port = None
-        for _ in range(50):
-            m = re.search(r"listening on http://127\.0\.0\.1:(\d+)/parse", p.stdout.readline())
-            if m:
-                port = int(m.group(1))
-                break
-        threading.Thread(target=p.stdout.read, daemon=True).start()
-        rows = []
-        for v in seeded["viewers"]:
-            url = f"http://127.0.0.1:{port}/parse/functions/feed"
-            # Latency with one connection (service time, as the raw SQL is timed); throughput with 8.
-            p50, p99, _ = wrk(url, v["sessionToken"], 1)
-            _, _, rps = wrk(url, v["sessionToken"], 8)
-            r50, r99 = raw_sql(os.path.join(work, "photowall.sqlite"), v["fbId"])
-            rows.append((v["friends"], p50, p99, rps, r50, r99))
-        p.stdin.close()
-        p.wait(timeout=20)
-        print(f"\nFeed benchmark — SQLite, {seeded['images']} images, {seeded['users']} users (seeded in {seed_s:.0f} s), "
-              f"page of {LIMIT} with latest 3 comments; p50/p99 with wrk -c1, req/s with wrk -c8, -d{DURATION}s; "
-              "raw SQL = the same page through Python sqlite3, one query after another.")
-        print(f"{'friends':>8} {'p50 ms':>8} {'p99 ms':>8} {'req/s':>8} {'raw p50':>8} {'raw p99':>8} {'p99 ratio':>9}")
-        for f, p50, p99, rps, r50, r99 in rows:
-            print(f"{f:>8} {p50:8.2f} {p99:8.2f} {rps:8.0f} {r50:8.2f} {r99:8.2f} {p99 / r99:9.2f}")
-        print("goals: p99 ≤ 10 ms at 5,000 friends and ≤ 1.5× the raw SQL")
+        seeded, seed_s = seed(work, [])
+        results.append(("SQLite", seed_s, serve_and_measure(work, seeded, [], os.path.join(work, "photowall.sqlite"))))
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    if os.environ.get("BENCH_FEED_POSTGRES", "1") != "0":
+        url = postgres()
+        work = tempfile.mkdtemp(prefix="photowall-feed-pg-")
+        try:
+            if url:
+                seeded_pg, seed_pg_s = seed(work, ["--database", url])
+                results.append(("PostgreSQL", seed_pg_s, serve_and_measure(work, seeded_pg, ["--database", url])))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+            subprocess.run([os.path.join(here, "pg.sh"), "stop"])
+    print(f"\nFeed benchmark — {seeded['images']} images, {seeded['users']} users, page of {LIMIT} with latest 3 comments; "
+          f"p50/p99 with wrk -c1, req/s with wrk -c8, -d{DURATION}s; raw SQL = the same page through Python sqlite3, "
+          "one query after another (SQLite only). PostgreSQL 15 is the throw-away one of scripts/pg.sh (loopback, fsync off).")
+    print(f"{'database':>10} {'seeded s':>8} {'friends':>8} {'p50 ms':>8} {'p99 ms':>8} {'req/s':>8} {'raw p50':>8} {'raw p99':>8} {'p99 ratio':>9}")
+    for label, seed_s, rows in results:
+        for f, p50, p99, rps, r50, r99 in rows:
+            raw = f"{r50:8.2f} {r99:8.2f} {p99 / r99:9.2f}" if r99 else f"{'-':>8} {'-':>8} {'-':>9}"
+            print(f"{label:>10} {seed_s:8.0f} {f:>8} {p50:8.2f} {p99:8.2f} {rps:8.0f} {raw}")
+    print("goals: p99 ≤ 10 ms at 5,000 friends and ≤ 1.5× the raw SQL")
 
 
 if __name__ == "__main__":

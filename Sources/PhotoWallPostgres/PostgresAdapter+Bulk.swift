@@ -51,3 +51,4 @@ extension PostgresAdapter {
         }
     }
 }
+extension PostgresAdapter: BulkLoading {}

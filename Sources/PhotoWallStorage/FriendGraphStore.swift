@@ -21,3 +21,13 @@ public protocol FriendGraphStore: Sendable {
 extension FriendGraphStore {
     public func friendCount(of userFBId: String) throws(ParseError) -> Int { try friends(of: userFBId).count }
 }
+
+/// Loading many rows at once, for demo data and benchmarks (`photowall seed-demo`); requests use
+/// `DatabaseAdapter.insert`. Implementations: `SQLiteAdapter`, `PostgresAdapter`.
+public protocol BulkLoading: DatabaseAdapter, FriendGraphStore {
+    /// Inserts many objects of one class in one transaction, checking the schema once from the
+    /// first object's fields. - Throws: 111 on a schema mismatch; 137 on a duplicate objectId.
+    func bulkInsert(_ objects: [StoredObject]) throws(ParseError)
+    /// Adds friendships (both directions) and marks every user in them as synced now.
+    func bulkInsertFriendships(_ pairs: [(String, String)]) throws(ParseError)
+}

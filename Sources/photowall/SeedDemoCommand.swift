@@ -1,19 +1,20 @@
 import Foundation
 import PhotoWallCore
+import PhotoWallPostgres
 import PhotoWallServices
 import PhotoWallStorage
 
 /// `photowall seed-demo`: fills a data folder quickly with a photo wall, for demos and benchmarks.
 ///
-/// Writes straight into the SQLite database and file store (bulk transactions, one fsync each), not
-/// through HTTP. Either synthetic people (`--users N --friends-per-user K`) or the people and friend
+/// Writes straight into the database (SQLite in the data folder, or `--database postgres://…`) and
+/// the file store (bulk transactions, one fsync each), not through HTTP. Either synthetic people (`--users N --friends-per-user K`) or the people and friend
 /// graph of a mock-Facebook fixture (`--fixture FILE`), so that logging in through the mock finds the
 /// seeded users. Photos come from `--photos DIR` (default `Samples/photos`); each is stored once with
 /// its thumbnails and shared by many `WallImage`s. `--viewers 50,500,5000` adds users with exactly
 /// that many friends and prints session tokens for them (for `make bench`).
 enum SeedDemoCommand {
     static let usage = """
-        usage: photowall seed-demo [--data-dir DIR] [--users N] [--images M] [--friends-per-user K]
+        usage: photowall seed-demo [--data-dir DIR] [--database URL] [--users N] [--images M] [--friends-per-user K]
                                    [--comments-per-image C] [--fixture FILE] [--photos DIR] [--viewers N,N,…]
                                    [--seed S] [--json]
 
@@ -21,7 +22,7 @@ enum SeedDemoCommand {
 
     static func run(_ args: [String]) -> Int32 {
         do {
-            let o = try Options(args, known: ["data-dir", "users", "images", "friends-per-user", "comments-per-image", "fixture",
+            let o = try Options(args, known: ["data-dir", "database", "users", "images", "friends-per-user", "comments-per-image", "fixture",
                                               "photos", "viewers", "seed"], flags: ["json", "help"])
             if o.flag("help") { Terminal.write(usage, to: 1); return 0 }
             return try seed(o)
@@ -48,7 +49,15 @@ enum SeedDemoCommand {
         var rng = SplitMix64(seed: UInt64(try int(o, "seed", 2026)))
         let started = Date()
         _ = try? FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
-        let db = try SQLiteAdapter(path: dataDir + "/photowall.sqlite")
+        let db: any BulkLoading
+        if let url = o.value("database", env: ["PARSE_SERVER_DATABASE_URI"]), !url.isEmpty {
+            guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
+                throw UsageError(description: "unsupported --database: use postgres://USER@HOST:PORT/DB")
+            }
+            db = try PostgresAdapter(url: url)
+        } else {
+            db = try SQLiteAdapter(path: dataDir + "/photowall.sqlite")
+        }
         let store = try FileSystemStore(root: dataDir)
         try Bootstrap.createClasses(db)
         var config = ServerConfig()

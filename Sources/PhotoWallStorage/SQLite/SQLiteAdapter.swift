@@ -585,3 +585,4 @@ public final class SQLiteAdapter: DatabaseAdapter, FriendGraphStore, FeedStore {
         }
     }
 }
+extension SQLiteAdapter: BulkLoading {}
