@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import PhotoWallCore
 import PhotoWallStorage
+import PhotoWallTesting
 
 /// The SQLite adapter on a real database file in a temporary folder.
 @Suite struct SQLiteAdapterTests {
@@ -101,6 +102,12 @@ import PhotoWallStorage
 }
 
 @Suite struct FileSystemStoreTests {
+    @Test func contract() throws {
+        let dir = NSTemporaryDirectory() + "pw-fs-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileStoreContract.run(try FileSystemStore(root: dir), scratch: dir)
+    }
+
     @Test func commitMakesVisibleAbortLeavesNothing() throws {
         let dir = NSTemporaryDirectory() + "pw-fs-\(UUID().uuidString)"
         let store = try FileSystemStore(root: dir)
