@@ -54,7 +54,8 @@ public final class ParseTestServer: @unchecked Sendable {
 
     public init(extraArgs: [String] = [], dataDir: URL? = nil, port: Int = 0) throws {
         self.dataDir = dataDir ?? FileManager.default.temporaryDirectory.appendingPathComponent("photowall-test-\(UUID().uuidString)")
-        self.extraArgs = extraArgs + (try TestDatabase.serverArguments())  // PostgreSQL run: a fresh database
+        // PostgreSQL run: a fresh database; S3 run: a fresh key prefix.
+        self.extraArgs = extraArgs + (try TestDatabase.serverArguments()) + TestFileStore.serverArguments()
         try FileManager.default.createDirectory(at: self.dataDir, withIntermediateDirectories: true)
         stderrLog = self.dataDir.appendingPathComponent("server.log")
         try start(port: port)
