@@ -13,7 +13,7 @@ RELEASE_BIN = $(shell $(SWIFT) build -c release --show-bin-path)/photowall
 # load from other tests can't change what they provoke.
 TIMING_SUITES := TusClientTests|CrashTests
 
-.PHONY: all deps deps-test deps-bench venv build release run test test-swift test-python test-asan test-postgres bench clean
+.PHONY: all deps deps-test deps-bench venv build release run test test-swift test-python test-asan test-postgres test-s3 bench clean
 
 all: build
 
@@ -53,17 +53,34 @@ test: venv
 	PHOTOWALL_BIN=$(DEBUG_BIN) $(PY) -m pytest -q Tests/python
 	$(MAKE) test-asan
 
-## The live API tests and the PostgreSQL adapter tests again, on a throw-away PostgreSQL 15 on 127.0.0.1
-## (scripts/pg.sh: temporary data, random port; stopped even when the tests fail). Needs a prior `swift build --build-tests`.
+## The live API tests, the PostgreSQL adapter tests and the S3 tests again, on a throw-away PostgreSQL 15
+## (scripts/pg.sh) and a throw-away SeaweedFS S3 server (scripts/s3.sh), both on 127.0.0.1 with temporary
+## data and random ports, stopped even when the tests fail: the PostgreSQL + S3 conformance run (the first
+## `make test` run is SQLite + filesystem). Needs a prior `swift build --build-tests`.
 test-postgres:
 	@if ! scripts/pg.sh start > .build/pg.env 2> .build/pg-start.log; then \
 	  cat .build/pg-start.log; scripts/pg.sh stop; \
 	  echo "SKIPPED: PostgreSQL could not be started; the PostgreSQL conformance run (PhotoWallAPITests, PhotoWallPostgresTests) did not run."; \
 	  exit 0; \
 	fi; \
-	trap 'scripts/pg.sh stop' EXIT; \
-	. .build/pg.env; echo "PostgreSQL conformance run on $$PHOTOWALL_TEST_DATABASE"; \
-	PHOTOWALL_BIN=$(DEBUG_BIN) $(SWIFT) test --skip-build --filter 'PhotoWallAPITests|PhotoWallPostgresTests' 2>&1 | tee .build/swift-test-postgres.log; \
+	trap 'scripts/pg.sh stop; scripts/s3.sh stop' EXIT; \
+	if scripts/s3.sh start > .build/s3.env 2> .build/s3-start.log; then . .build/s3.env; \
+	else cat .build/s3-start.log; echo "NOTE: SeaweedFS could not be started; this run keeps files on the filesystem."; fi; \
+	. .build/pg.env; echo "PostgreSQL + S3 conformance run on $$PHOTOWALL_TEST_DATABASE, files in $${PHOTOWALL_TEST_S3:-the data dir}"; \
+	PHOTOWALL_BIN=$(DEBUG_BIN) $(SWIFT) test --skip-build --filter 'PhotoWallAPITests|PhotoWallPostgresTests|PhotoWallS3Tests' 2>&1 | tee .build/swift-test-postgres.log; \
+	exit $${PIPESTATUS[0]}
+
+## The S3 client and store tests and the live API tests with SQLite + S3 (`--files s3://…`), on a throw-away
+## SeaweedFS (scripts/s3.sh start|stop; weed from PyPI in .build/venv). Needs a prior `swift build --build-tests`.
+test-s3:
+	@if ! scripts/s3.sh start > .build/s3.env 2> .build/s3-start.log; then \
+	  cat .build/s3-start.log; scripts/s3.sh stop; \
+	  echo "SKIPPED: SeaweedFS could not be started; the S3 run (PhotoWallS3Tests, PhotoWallAPITests on S3) did not run."; \
+	  exit 0; \
+	fi; \
+	trap 'scripts/s3.sh stop' EXIT; \
+	. .build/s3.env; echo "S3 run on $$PHOTOWALL_TEST_S3"; \
+	PHOTOWALL_BIN=$(DEBUG_BIN) $(SWIFT) test --skip-build --filter 'PhotoWallS3Tests|PhotoWallAPITests' 2>&1 | tee .build/swift-test-s3.log; \
 	exit $${PIPESTATUS[0]}
 
 test-asan:
