@@ -1,5 +1,7 @@
 import PhotoWallCore
 import PhotoWallStorage
+import Dispatch
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -145,14 +147,20 @@ public final class S3FileStore: FileStore {
 }
 
 /// One file being written to S3 (see `S3FileStore`). Not thread-safe: one request body owns it.
+///
+/// A full part is uploaded on a background thread while the next one fills, so receiving the body
+/// and sending it to S3 overlap; `write` waits for the previous part before starting another, so
+/// at most two parts (`2 × partBytes`) are held in memory per writer.
 final class S3FileWriter: FileWriter {
     let store: S3FileStore
     let name: String
     let key: String
-    /// At most one part (`store.partBytes`) of bytes not yet sent.
+    /// At most one part (`store.partBytes`) of bytes not yet handed to an upload.
     var buffer: [UInt8] = []
     var uploadId: String?
     var parts: [S3CompletedPart] = []
+    /// The part being uploaded in the background, if any.
+    var inFlight: PartUpload?
     private(set) var byteCount: Int64 = 0
     var done = false
 
@@ -175,18 +183,26 @@ final class S3FileWriter: FileWriter {
             byteCount += Int64(take)
             // A full part goes out only when more bytes follow it: the last part may then be short,
             // and a file of exactly one part stays a single PutObject.
-            if buffer.count == store.partBytes && !rest.isEmpty { try sendPart() }
+            if buffer.count == store.partBytes && !rest.isEmpty { try startPart() }
         }
-        if buffer.count == store.partBytes && uploadId != nil { try sendPart() }
+        if buffer.count == store.partBytes && uploadId != nil { try startPart() }
     }
 
-    private func sendPart() throws(ParseError) {
-        do {
+    /// Waits for the part in flight, if any, and records its ETag.
+    private func finishInFlight() throws(S3Error) {
+        guard let part = inFlight else { return }
+        inFlight = nil
+        parts.append(S3CompletedPart(partNumber: part.number, etag: try part.wait().get()))
+    }
+
+    /// Hands the full buffer to a background upload (after the previous one has finished).
+    private func startPart() throws(ParseError) {
+        do throws(S3Error) {
             if uploadId == nil { uploadId = try store.client.createMultipartUpload(key: key) }
+            try finishInFlight()
             let number = parts.count + 1
-            let etag = try store.client.uploadPart(key: key, uploadId: uploadId!, partNumber: number, bytes: buffer)
-            parts.append(S3CompletedPart(partNumber: number, etag: etag))
-            buffer.removeAll(keepingCapacity: true)
+            inFlight = PartUpload(client: store.client, key: key, uploadId: uploadId!, number: number, bytes: buffer)
+            buffer = []
         } catch {
             abort()
             throw fail(error)
@@ -195,23 +211,22 @@ final class S3FileWriter: FileWriter {
 
     func commit() throws(ParseError) {
         guard !done else { throw ParseError(.fileSaveError, "Could not store file: \(name).") }
-        do {
+        do throws(S3Error) {
             if let uploadId {
-                if !buffer.isEmpty || parts.isEmpty { try sendPart() }
+                try finishInFlight()
+                if !buffer.isEmpty || parts.isEmpty {
+                    let number = parts.count + 1
+                    parts.append(S3CompletedPart(partNumber: number, etag: try store.client.uploadPart(key: key, uploadId: uploadId, partNumber: number, bytes: buffer)))
+                }
                 _ = try store.client.completeMultipartUpload(key: key, uploadId: uploadId, parts: parts)
             } else {
                 _ = try store.client.putObject(key: key, bytes: buffer)
             }
             done = true
             buffer = []
-        } catch let e as S3Error {
-            abort()
-            throw fail(e)
-        } catch let e as ParseError {
-            throw e
         } catch {
             abort()
-            throw ParseError(.fileSaveError, "Could not store file: \(name).", cause: error)
+            throw fail(error)
         }
     }
 
@@ -219,9 +234,36 @@ final class S3FileWriter: FileWriter {
         guard !done else { return }
         done = true
         buffer = []
+        _ = inFlight?.wait()
+        inFlight = nil
         if let uploadId {
             try? store.client.abortMultipartUpload(key: key, uploadId: uploadId)
             self.uploadId = nil
         }
+    }
+}
+
+/// One `uploadPart` running on a background thread; `wait` blocks until it has finished.
+final class PartUpload: Sendable {
+    let number: Int
+    private let state = Mutex<Result<String, S3Error>?>(nil)
+    /// Signalled once, when `state` is set.
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(client: S3Client, key: String, uploadId: String, number: Int, bytes: [UInt8]) {
+        self.number = number
+        DispatchQueue.global().async { [self] in
+            let result = Result { () throws(S3Error) -> String in
+                try client.uploadPart(key: key, uploadId: uploadId, partNumber: number, bytes: bytes)
+            }
+            state.withLock { $0 = result }
+            finished.signal()
+        }
+    }
+
+    /// The part's ETag or failure. Call at most once (it consumes the completion signal).
+    func wait() -> Result<String, S3Error> {
+        finished.wait()
+        return state.withLock { $0! }
     }
 }
