@@ -20,11 +20,13 @@ import Glibc
 /// - Source: Amazon S3 API reference (PutObject, GetObject, HeadObject, DeleteObject,
 ///   CreateBucket, HeadBucket, ListObjectsV2, and the multipart operations in S3Client+Multipart.swift).
 public final class S3Client: Sendable {
+    /// Endpoint, bucket, credentials, timeouts and retry policy (fixed for the client's life).
     public let configuration: S3Configuration
     let signer: SigV4Signer
     let host: String
     private let idle = Mutex<[PooledHandle]>([])
 
+    /// Makes no request: use `bucketExists()` to check the endpoint and credentials.
     public init(_ configuration: S3Configuration) {
         self.configuration = configuration
         signer = SigV4Signer(credentials: configuration.credentials, region: configuration.region)

@@ -66,10 +66,15 @@ public final class S3FileStore: FileStore {
         }
     }
 
+    /// Starts a file; nothing is sent until one part (`partBytes`) has arrived.
+    /// - Returns: an `S3FileWriter` (streams multipart parts; `commit` completes, `abort` aborts).
     public func makeWriter(for name: String) throws(ParseError) -> any FileWriter {
         S3FileWriter(store: self, name: name)
     }
 
+    /// The local cached copy of `name` (downloaded on a miss, to a temporary file renamed into place).
+    /// - Returns: the cache path and size in bytes; nil when there is no such object.
+    /// - Throws: `ParseError` 100 when S3 is unreachable, 1 for other failures.
     public func location(of name: String) throws(ParseError) -> FileLocation? {
         if let hit = cache.lookup(name) { return hit }
         let key = key(name)
