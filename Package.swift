@@ -40,17 +40,20 @@ let package = Package(
         .target(name: "PhotoWallServices", dependencies: ["PhotoWallCore", "PhotoWallStorage", "PhotoWallCrypto", "PhotoWallImaging"], swiftSettings: strict),
         .target(name: "PhotoWallREST", dependencies: ["PhotoWallCore", "PhotoWallHTTP", "PhotoWallServices"], swiftSettings: strict),
         .target(name: "PhotoWallMockFacebook", dependencies: ["PhotoWallCore", "PhotoWallHTTP", "PhotoWallCrypto"], swiftSettings: strict),
-        .target(name: "PhotoWallClient", dependencies: ["CCurl", "CCurlShim", "PhotoWallCore", "PhotoWallCrypto"], swiftSettings: strict),
-        .executableTarget(name: "photowall", dependencies: ["CTurboJPEG", "PhotoWallREST", "PhotoWallHTTP", "PhotoWallServices", "PhotoWallStorage", "PhotoWallImaging", "PhotoWallCore", "PhotoWallMockFacebook", "PhotoWallClient", "PhotoWallPostgres"], swiftSettings: strict),
+        .target(name: "PhotoWallCurl", dependencies: ["CCurl", "CCurlShim"], swiftSettings: strict),
+        .target(name: "PhotoWallClient", dependencies: ["PhotoWallCurl", "PhotoWallCore", "PhotoWallCrypto"], swiftSettings: strict),
+        .target(name: "PhotoWallS3", dependencies: ["PhotoWallCurl", "PhotoWallCore", "PhotoWallCrypto", "PhotoWallStorage"], swiftSettings: strict),
+        .executableTarget(name: "photowall", dependencies: ["CTurboJPEG", "PhotoWallREST", "PhotoWallHTTP", "PhotoWallServices", "PhotoWallStorage", "PhotoWallImaging", "PhotoWallCore", "PhotoWallMockFacebook", "PhotoWallClient", "PhotoWallPostgres", "PhotoWallS3"], swiftSettings: strict),
 
         // MARK: tests
-        .target(name: "PhotoWallTesting", dependencies: ["PhotoWallCore", "PhotoWallStorage"], path: "Tests/PhotoWallTesting", swiftSettings: strict),
+        .target(name: "PhotoWallTesting", dependencies: ["PhotoWallCore", "PhotoWallStorage", "PhotoWallS3"], path: "Tests/PhotoWallTesting", swiftSettings: strict),
         .testTarget(name: "PhotoWallCoreTests", dependencies: ["PhotoWallCore", "PhotoWallCrypto"], swiftSettings: strict),
         .testTarget(name: "PhotoWallHTTPTests", dependencies: ["PhotoWallHTTP", "PhotoWallTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoWallImagingTests", dependencies: ["PhotoWallImaging", "PhotoWallTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoWallStorageTests", dependencies: ["PhotoWallStorage", "PhotoWallSQL", "PhotoWallTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoWallMockFacebookTests", dependencies: ["PhotoWallMockFacebook", "PhotoWallTesting", "PhotoWallCore"], swiftSettings: strict),
         .testTarget(name: "PhotoWallPostgresTests", dependencies: ["PhotoWallPostgres", "PhotoWallStorage", "PhotoWallCore", "PhotoWallTesting"], swiftSettings: strict),
+        .testTarget(name: "PhotoWallS3Tests", dependencies: ["PhotoWallS3", "PhotoWallStorage", "PhotoWallCore", "PhotoWallTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoWallAPITests", dependencies: ["PhotoWallTesting", "PhotoWallCore"], swiftSettings: strict),
         .testTarget(name: "PhotoWallUploadTests", dependencies: ["PhotoWallClient", "PhotoWallCore", "PhotoWallCrypto", "PhotoWallTesting"], swiftSettings: strict),
     ]

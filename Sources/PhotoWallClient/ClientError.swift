@@ -1,3 +1,4 @@
+internal import PhotoWallCurl
 /// A failure of the PhotoWall client: what went wrong (`code`), a one-line message for people,
 /// and the facts behind it (HTTP status, Parse error code, libcurl code, errno).
 ///

@@ -2,6 +2,7 @@ import PhotoWallCore
 import PhotoWallHTTP
 import PhotoWallPostgres
 import PhotoWallREST
+import PhotoWallS3
 import PhotoWallServices
 import PhotoWallStorage
 #if canImport(Glibc)
@@ -18,6 +19,11 @@ enum ServeCommand {
           --host ADDR            IPv4 address to bind (PARSE_SERVER_HOST; default 127.0.0.1)
           --data-dir DIR         database and files (PHOTOWALL_DATA_DIR; default Storage)
           --database URL         postgres://USER@HOST:PORT/DB instead of SQLite in the data dir (PARSE_SERVER_DATABASE_URI)
+          --files URL            where file bytes live (PHOTOWALL_FILES_URL; default: the data dir). An S3 bucket:
+                                 s3://BUCKET?endpoint=http(s)://HOST[:PORT]&region=R[&prefix=files/][&cache-size=BYTES]
+                                 (path-style, SigV4; credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
+                                 optional AWS_SESSION_TOKEN). Files are served from a local read cache in
+                                 DATA_DIR/s3-cache (cache-size default 1 GiB); resumable upload parts stay in the data dir
           --app-id ID            application id (PARSE_SERVER_APPLICATION_ID; default photowall)
           --master-key KEY       master key (PARSE_SERVER_MASTER_KEY; default photowall-master)
           --rest-key KEY         require this X-Parse-REST-API-Key (PARSE_SERVER_REST_API_KEY)
@@ -50,7 +56,7 @@ enum ServeCommand {
 
     static func run(_ args: [String]) -> Int32 {
         do {
-            let o = try Options(args, known: ["port", "host", "data-dir", "database", "app-id", "master-key", "rest-key", "client-key",
+            let o = try Options(args, known: ["port", "host", "data-dir", "database", "files", "app-id", "master-key", "rest-key", "client-key",
                                               "javascript-key", "public-url", "max-upload-size", "max-json-size",
                                               "worker-threads", "log-level", "thumbnail-size", "display-size", "upload-expiry", "upload-reaper-interval", "upload-stall-timeout",
                                               "facebook-url", "facebook-app-id", "facebook-app-secret", "friend-sync-ttl",
@@ -113,7 +119,7 @@ enum ServeCommand {
         } else {
             database = try SQLiteAdapter(path: dataDir + "/photowall.sqlite", logger: logger)
         }
-        let store = try FileSystemStore(root: dataDir)
+        let store = try makeFileStore(o, dataDir: dataDir)
         try Bootstrap.createClasses(database)
 
         // The public URL needs the bound port when port 0 was asked for, so bind first.
@@ -175,7 +181,7 @@ enum ServeCommand {
         guard let reaperSeconds = Double(reaper), reaperSeconds > 0 else { throw UsageError(description: "bad --upload-reaper-interval '\(reaper)'") }
         let stall = o.value("upload-stall-timeout", env: ["PHOTOWALL_UPLOAD_STALL_TIMEOUT"]) ?? "5"
         guard let stallSeconds = Double(stall), stallSeconds > 0 else { throw UsageError(description: "bad --upload-stall-timeout '\(stall)'") }
-        let uploads = UploadService(database: database, parts: try FileSystemUploadParts(root: dataDir), files: files,
+        let uploads = UploadService(database: database, parts: try Self.uploadParts(for: store, dataDir: dataDir), files: files,
                                     config: config, expirySeconds: expirySeconds,
                                     writerStallLimit: .milliseconds(Int64(stallSeconds * 1000)), logger: logger)
         uploads.startReaper(intervalSeconds: reaperSeconds)
@@ -187,7 +193,7 @@ enum ServeCommand {
 
         Terminal.write("""
             PhotoWall listening on http://\(shownHost):\(boundPort)\(config.mountPath)
-              data:        \(database is SQLiteAdapter ? "\(dataDir)/photowall.sqlite (SQLite)" : "PostgreSQL"), files in \(dataDir)/files
+              data:        \(database is SQLiteAdapter ? "\(dataDir)/photowall.sqlite (SQLite)" : "PostgreSQL"), files in \(describe(store, dataDir: dataDir))
               app id:      \(config.appId)
               master key:  \(config.masterKey == "photowall-master" ? "photowall-master (development default: set --master-key)" : "(set)")
               upload a file:
@@ -199,6 +205,44 @@ enum ServeCommand {
         server.runUntilSignal()
         logger.notice("stopped")
         return 0
+    }
+}
+
+extension ServeCommand {
+    /// The file store `--files` / `PHOTOWALL_FILES_URL` asks for: the data dir by default, or an S3
+    /// bucket, checked before the server starts (reachable, bucket present, credentials accepted).
+    /// - Throws: `UsageError` for a bad URL or missing credentials; `ParseError` 100 when the
+    ///   bucket can't be used.
+    static func makeFileStore(_ o: Options, dataDir: String) throws -> any FileStore {
+        guard let url = o.value("files", env: ["PHOTOWALL_FILES_URL"]), !url.isEmpty, url != "file:", url != dataDir else {
+            return try FileSystemStore(root: dataDir)
+        }
+        guard url.hasPrefix("s3://") else {
+            throw UsageError(description: "unsupported --files '\(url.prefix(while: { $0 != ":" }))': use s3://BUCKET?endpoint=URL&region=R")
+        }
+        let parsed: S3StoreURL
+        do { parsed = try S3StoreURL(url) } catch { throw UsageError(description: error.message) }
+        guard let credentials = S3Credentials.fromEnvironment() else {
+            throw UsageError(description: "--files \(url.prefix(while: { $0 != "?" })): set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY")
+        }
+        let client = S3Client(S3Configuration(endpoint: parsed.endpoint, region: parsed.region, bucket: parsed.bucket, credentials: credentials))
+        let store = try S3FileStore(client: client, keyPrefix: parsed.prefix, cacheDirectory: dataDir + "/s3-cache",
+                                    cacheLimitBytes: parsed.cacheLimitBytes)
+        try store.checkReachable()
+        return store
+    }
+
+    /// Where unfinished tus uploads live: S3 multipart uploads beside an S3 file store (so any
+    /// instance can take any chunk), else part files in the data folder.
+    static func uploadParts(for store: any FileStore, dataDir: String) throws -> any UploadPartStore {
+        if let s3 = store as? S3FileStore { return try S3UploadParts(store: s3, spoolDirectory: dataDir + "/uploads") }
+        return try FileSystemUploadParts(root: dataDir)
+    }
+
+    static func describe(_ store: any FileStore, dataDir: String) -> String {
+        guard let s3 = store as? S3FileStore else { return dataDir + "/files" }
+        let c = s3.client.configuration
+        return "S3 \(c.endpoint)/\(c.bucket)/\(s3.keyPrefix)"
     }
 }
 

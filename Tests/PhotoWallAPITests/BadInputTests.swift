@@ -89,27 +89,13 @@ import PhotoWallCore
         #expect(ok.status == 201)
         // Nothing partial is left, and the server still serves.
         try await Task.sleep(for: .milliseconds(200))
-        let tmp = try FileManager.default.contentsOfDirectory(atPath: s.dataDir.appendingPathComponent("tmp").path)
+        let tmp = try s.localTemporaryFiles()
         #expect(tmp.isEmpty, "\(tmp)")
-        let stored = try allStoredFiles(s.dataDir)
+        let stored = try s.storedFileNames()
         #expect(stored.count == 1)
         #expect(stored.first?.hasSuffix("_fits.jpg") == true)
         #expect(try await s.request("GET", "/health", key: .none).status == 200)
     }
-}
-
-/// Names of every committed file under `<dataDir>/files`.
-func allStoredFiles(_ dataDir: URL) throws -> [String] {
-    let root = dataDir.appendingPathComponent("files").path
-    guard let e = FileManager.default.enumerator(atPath: root) else { return [] }
-    var out: [String] = []
-    while let p = e.nextObject() as? String {
-        var isDir: ObjCBool = false
-        if FileManager.default.fileExists(atPath: root + "/" + p, isDirectory: &isDir), !isDir.boolValue {
-            out.append((p as NSString).lastPathComponent)
-        }
-    }
-    return out
 }
 
 /// Runs `/usr/bin/curl` with `args`. - Returns: its exit status and standard output.

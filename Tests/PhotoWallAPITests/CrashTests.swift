@@ -55,11 +55,11 @@ import PhotoWallCore
             #expect(r.status == 200 && r.body == photo, "acknowledged file \(name) is whole")
         }
         // Every visible file is whole: nothing half-written is served.
-        for name in try allStoredFiles(s.dataDir) {
+        for name in try s.storedFileNames() {
             let r = try await s.request("GET", "\(s.baseURL)/files/\(s.appId)/\(name)", key: .none)
             if r.status == 200 { #expect(r.body == photo, "\(name) is complete") }
         }
-        let tmp = try FileManager.default.contentsOfDirectory(atPath: s.dataDir.appendingPathComponent("tmp").path)
+        let tmp = try s.localTemporaryFiles()
         #expect(tmp.isEmpty, "temporaries were cleaned at start: \(tmp)")
         #expect(try await s.request("POST", "/login", json: ["username": "crash_user", "password": "secret-pw"]).status == 200)
     }

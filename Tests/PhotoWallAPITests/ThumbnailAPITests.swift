@@ -72,7 +72,7 @@ import PhotoWallCore
         #expect(message.hasPrefix(path.hasPrefix("wrong") ? "Unsupported image type" : "Image is corrupt"), "\(message)")
         let q = try await s.request("GET", "/classes/WallImage?count=1&limit=0&where=" + enc(["caption": .string(fb)]), key: .master(nil))
         #expect(q.json["count"] == 0)
-        #expect(try allStoredFiles(s.dataDir).filter { $0.contains("_photo_") }.isEmpty, "no thumbnail file was left behind")
+        #expect(try s.storedFileNames().filter { $0.contains("_photo_") }.isEmpty, "no thumbnail file was left behind")
     }
 
     /// The project's own samples (rendered by `photowall samples`): every EXIF orientation comes out

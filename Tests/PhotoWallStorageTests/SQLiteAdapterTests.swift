@@ -131,6 +131,12 @@ import PhotoWallTesting
 }
 
 @Suite struct FileSystemStoreTests {
+    @Test func contract() throws {
+        let dir = NSTemporaryDirectory() + "pw-fs-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try FileStoreContract.run(try FileSystemStore(root: dir), scratch: dir)
+    }
+
     @Test func commitMakesVisibleAbortLeavesNothing() throws {
         let dir = NSTemporaryDirectory() + "pw-fs-\(UUID().uuidString)"
         let store = try FileSystemStore(root: dir)

@@ -59,10 +59,13 @@ public final class ParseTestServer: @unchecked Sendable {
     /// - Parameters:
     ///   - databaseArguments: `--database …` to share another server's database (several
     ///     instances); nil gives this one its own (`TestDatabase.serverArguments`).
-    public init(extraArgs: [String] = [], dataDir: URL? = nil, port: Int = 0, databaseArguments: [String]? = nil) throws {
+    ///   - fileStoreArguments: the same for `--files` (`TestFileStore.serverArguments`).
+    public init(extraArgs: [String] = [], dataDir: URL? = nil, port: Int = 0, databaseArguments: [String]? = nil,
+                fileStoreArguments: [String]? = nil) throws {
         self.dataDir = dataDir ?? FileManager.default.temporaryDirectory.appendingPathComponent("photowall-test-\(UUID().uuidString)")
         ownsDataDir = dataDir == nil
-        self.extraArgs = extraArgs + (try databaseArguments ?? TestDatabase.serverArguments())  // PostgreSQL run: a fresh database
+        // PostgreSQL run: a fresh database; S3 run: a fresh key prefix (unless shared with other instances).
+        self.extraArgs = extraArgs + (try databaseArguments ?? TestDatabase.serverArguments()) + (fileStoreArguments ?? TestFileStore.serverArguments())
         try FileManager.default.createDirectory(at: self.dataDir, withIntermediateDirectories: true)
         stderrLog = self.dataDir.appendingPathComponent(ownsDataDir ? "server.log" : "server-\(UUID().uuidString.prefix(8)).log")
         try start(port: port)

@@ -1,4 +1,5 @@
 import Foundation
+import PhotoWallS3
 
 /// Which database the live API tests run against.
 ///
@@ -68,5 +69,72 @@ extension ParseTestServer {
     /// One SQL statement against this server's own database (SQLite file or PostgreSQL database).
     public func databaseQuery(_ sql: String) throws -> String {
         try TestDatabase.query(sql, dataDir: dataDir, arguments: extraArgs)
+    }
+}
+
+/// Where the live API tests keep file bytes.
+///
+/// `PHOTOWALL_TEST_S3` unset: the server's data folder (the default). Set to an S3 store URL
+/// (`s3://BUCKET?endpoint=URL&region=R`, as `scripts/s3.sh start` prints, with `AWS_ACCESS_KEY_ID`
+/// and `AWS_SECRET_ACCESS_KEY` in the environment, which the server inherits): each
+/// `ParseTestServer` gets `--files` with a key prefix of its own, kept across its restarts.
+public enum TestFileStore {
+    public static let s3URL: String? = {
+        guard let url = ProcessInfo.processInfo.environment["PHOTOWALL_TEST_S3"], url.hasPrefix("s3://") else { return nil }
+        return url
+    }()
+
+    /// Extra `photowall serve` arguments for a new test server: `["--files", URL]` under S3.
+    public static func serverArguments() -> [String] {
+        guard let url = s3URL else { return [] }
+        let prefix = "api-" + UUID().uuidString.lowercased().prefix(12) + "/files/"
+        return ["--files", url + (url.contains("?") ? "&" : "?") + "prefix=" + prefix]
+    }
+}
+
+extension ParseTestServer {
+    /// Names of every committed file of this server: objects under its S3 prefix, or the files
+    /// under `<dataDir>/files`.
+    /// The server's S3 store (client and key prefix), or nil on the filesystem store.
+    func s3Store() throws -> (client: S3Client, prefix: String)? {
+        guard let i = extraArgs.lastIndex(of: "--files"), i + 1 < extraArgs.count else { return nil }
+        let url = try S3StoreURL(extraArgs[i + 1])
+        guard let credentials = S3Credentials.fromEnvironment() else { throw TestServerError(description: "AWS credentials not set") }
+        return (S3Client(S3Configuration(endpoint: url.endpoint, region: url.region, bucket: url.bucket, credentials: credentials)), url.prefix)
+    }
+
+    public func storedFileNames() throws -> [String] {
+        if let (client, prefix) = try s3Store() {
+            return try client.listAllObjects(prefix: prefix).map { String($0.key.dropFirst(prefix.count)) }
+        }
+        let root = dataDir.appendingPathComponent("files").path
+        guard let e = FileManager.default.enumerator(atPath: root) else { return [] }
+        var out: [String] = []
+        while let p = e.nextObject() as? String {
+            var isDir: ObjCBool = false
+            if FileManager.default.fileExists(atPath: root + "/" + p, isDirectory: &isDir), !isDir.boolValue {
+                out.append((p as NSString).lastPathComponent)
+            }
+        }
+        return out
+    }
+
+    /// Files in `<dataDir>/tmp` (one-shot uploads in progress on the filesystem store; the S3
+    /// store keeps none there, so the folder may not exist).
+    public func localTemporaryFiles() throws -> [String] {
+        let tmp = dataDir.appendingPathComponent("tmp").path
+        guard FileManager.default.fileExists(atPath: tmp) else { return [] }
+        return try FileManager.default.contentsOfDirectory(atPath: tmp)
+    }
+
+    /// What holds the bytes of unfinished upload `id` between requests: its part file on the
+    /// filesystem store; its tail objects on S3 (`…/uploads/<id>/`, beside the store's `files/`).
+    public func uploadLeftovers(_ id: String) throws -> [String] {
+        if let (client, prefix) = try s3Store() {
+            let base = prefix.hasSuffix("files/") ? String(prefix.dropLast(6)) : prefix
+            return try client.listAllObjects(prefix: base + "uploads/" + id + "/").map(\.key)
+        }
+        let part = dataDir.appendingPathComponent("uploads/\(id).part").path
+        return FileManager.default.fileExists(atPath: part) ? [part] : []
     }
 }

@@ -5,7 +5,8 @@ import PhotoWallTesting
 import Testing
 
 /// Two `photowall serve` instances behind nginx (round robin), sharing one PostgreSQL database and
-/// one file store (S3 when `PHOTOWALL_TEST_S3` is set, else a folder both use): sessions work on
+/// one file store (S3 when `PHOTOWALL_TEST_S3` is set — uploads then go to S3 multipart uploads —
+/// else a data folder both use): sessions work on
 /// either instance, a tus upload's chunks alternate between them, a thumbnail is made once, and
 /// killing an instance mid-upload loses nothing. Needs PostgreSQL (`make test` runs it in its
 /// PostgreSQL pass) and nginx.
@@ -183,10 +184,10 @@ final class Cluster: @unchecked Sendable {
         port = freePort()
         // S3 when the run has one; else both instances use one data folder for files and upload parts.
         // Info level: the access lines tell which instance answered what.
-        var common = ["--public-url", "http://127.0.0.1:\(port)/parse", "--upload-stall-timeout", "1", "--log-level", "info"]
-        if let s3 = ProcessInfo.processInfo.environment["PHOTOWALL_TEST_S3"], !s3.isEmpty { common += ["--files", s3] }
-        a = try ParseTestServer(extraArgs: common, dataDir: shared, databaseArguments: databaseArguments)
-        b = try ParseTestServer(extraArgs: common, dataDir: shared, databaseArguments: databaseArguments)
+        let common = ["--public-url", "http://127.0.0.1:\(port)/parse", "--upload-stall-timeout", "1", "--log-level", "info"]
+        let files = TestFileStore.serverArguments()
+        a = try ParseTestServer(extraArgs: common, dataDir: shared, databaseArguments: databaseArguments, fileStoreArguments: files)
+        b = try ParseTestServer(extraArgs: common, dataDir: shared, databaseArguments: databaseArguments, fileStoreArguments: files)
         nginx = try Self.startNginx(port: port, upstreams: [a.port, b.port], dir: shared.appendingPathComponent("nginx"))
     }
 

@@ -1,3 +1,4 @@
+internal import PhotoWallCurl
 import PhotoWallCore
 
 /// The client side of Facebook login for native apps: the OAuth dialog with
@@ -22,14 +23,14 @@ public enum FacebookDialog {
     /// - Returns: the access token from the redirect's fragment.
     /// - Throws: `.rejected` when the provider refuses; `.protocolError` for an unexpected answer.
     public static func approve(base: String, appId: String, user: String, redirectURI: String, state: String) throws(ClientError) -> String {
-        let handle = try EasyHandle()
+        let handle = try EasyHandle.forClient()
         let who = user.allSatisfy(\.isNumber) ? "user_id=\(ParseClient.percentEncode(user))" : "user=\(ParseClient.percentEncode(user))"
         let form = "client_id=\(ParseClient.percentEncode(appId))&redirect_uri=\(ParseClient.percentEncode(redirectURI))"
             + "&state=\(ParseClient.percentEncode(state))&scope=public_profile%2Cuser_friends&response_type=token&action=approve&\(who)"
         var request = HTTPRequest(method: "POST", url: versioned(base) + "/dialog/oauth/confirm",
                                   headers: [(name: "Content-Type", value: "application/x-www-form-urlencoded")])
         request.body = .bytes(Array(form.utf8))
-        let r = try handle.perform(request, timeouts: Timeouts(connectMilliseconds: 5000, stallSeconds: 15))
+        let r = try handle.send(request, timeouts: Timeouts(connectMilliseconds: 5000, stallSeconds: 15))
         guard (300...399).contains(r.status), let location = r.header("Location") else {
             throw ClientError(.rejected, "The Facebook dialog did not redirect (HTTP \(r.status)): \(String(decoding: r.body.prefix(200), as: UTF8.self))", httpStatus: r.status)
         }
@@ -55,8 +56,8 @@ public enum FacebookDialog {
 
     /// `GET /me?fields=id,name` with the user's token. - Returns: the Facebook id and name.
     public static func me(base: String, token: String) throws(ClientError) -> (id: String, name: String?) {
-        let handle = try EasyHandle()
-        let r = try handle.perform(HTTPRequest(method: "GET", url: versioned(base) + "/me?fields=id,name&access_token=" + ParseClient.percentEncode(token)),
+        let handle = try EasyHandle.forClient()
+        let r = try handle.send(HTTPRequest(method: "GET", url: versioned(base) + "/me?fields=id,name&access_token=" + ParseClient.percentEncode(token)),
                                    timeouts: Timeouts(connectMilliseconds: 5000, stallSeconds: 15))
         guard let json = r.json, let id = json["id"]?.stringValue else {
             throw ClientError(.rejected, "Facebook did not accept the token: \(r.json?["error"]?["message"]?.stringValue ?? "HTTP \(r.status)")", httpStatus: r.status)

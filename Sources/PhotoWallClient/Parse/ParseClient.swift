@@ -1,3 +1,4 @@
+internal import PhotoWallCurl
 import PhotoWallCore
 
 /// A small Parse REST client (JSON over libcurl) for the command line: log in and out, read the
@@ -17,7 +18,7 @@ public final class ParseClient {
     /// - Throws: `.internalError` when libcurl can't make a handle.
     public init(server: ParseServer, connectTimeoutSeconds: Double = 10, stallTimeoutSeconds: Int = 30) throws(ClientError) {
         self.server = server
-        handle = try EasyHandle()
+        handle = try EasyHandle.forClient()
         timeouts = Timeouts(connectMilliseconds: max(1, Int(connectTimeoutSeconds * 1000)), stallSeconds: max(1, stallTimeoutSeconds))
     }
 
@@ -105,7 +106,7 @@ public final class ParseClient {
             request.body = .bytes(body.serialized)
         }
         request.headers = headers
-        let r = try handle.perform(request, timeouts: timeouts)
+        let r = try handle.send(request, timeouts: timeouts)
         guard (200...299).contains(r.status) else { throw ClientError.from(r, action: action) }
         guard let json = r.json else { throw ClientError(.protocolError, "\(action): the answer is not JSON.", httpStatus: r.status) }
         return json

@@ -1,3 +1,4 @@
+internal import PhotoWallCurl
 import PhotoWallCore
 import Synchronization
 #if canImport(Glibc)
@@ -140,8 +141,8 @@ public struct TusClient: Sendable {
     /// `OPTIONS <server>/uploads`: the versions, extensions, size limit and checksums on offer.
     /// - Throws: `ClientError` `.unreachable`/`.transport` (no retry here), `.rejected` for a non-2xx answer.
     public func serverInfo() throws(ClientError) -> TusServerInfo {
-        let handle = try EasyHandle()
-        let r = try handle.perform(HTTPRequest(method: "OPTIONS", url: creationURL, headers: server.authHeaders),
+        let handle = try EasyHandle.forClient()
+        let r = try handle.send(HTTPRequest(method: "OPTIONS", url: creationURL, headers: server.authHeaders),
                                    timeouts: configuration.timeouts)
         guard (200...299).contains(r.status) else { throw ClientError.from(r, action: "OPTIONS \(creationURL)") }
         func list(_ name: String) -> [String] {
@@ -155,15 +156,15 @@ public struct TusClient: Sendable {
     /// `HEAD <uploadURL>`: the upload's offset and, once complete, its Parse file.
     /// - Throws: `ClientError` `.notFound` (404), `.gone` (410), `.unauthorized`, `.unreachable`, `.transport`.
     public func status(uploadURL: String) throws(ClientError) -> UploadStatus {
-        let handle = try EasyHandle()
+        let handle = try EasyHandle.forClient()
         return try TusRequests(client: self, handle: handle).head(uploadURL)
     }
 
     /// `DELETE <uploadURL>` (tus §Termination): the server drops the unfinished upload.
     /// - Throws: `ClientError` `.notFound`, `.gone`, `.rejected` (423 while a PATCH runs), `.unreachable`, `.transport`.
     public func terminate(uploadURL: String) throws(ClientError) {
-        let handle = try EasyHandle()
-        let r = try handle.perform(HTTPRequest(method: "DELETE", url: uploadURL, headers: TusRequests.tusHeaders(server)),
+        let handle = try EasyHandle.forClient()
+        let r = try handle.send(HTTPRequest(method: "DELETE", url: uploadURL, headers: TusRequests.tusHeaders(server)),
                                    timeouts: configuration.timeouts)
         guard r.status == 204 || r.status == 200 else { throw ClientError.from(r, action: "DELETE \(uploadURL)") }
     }

@@ -1,3 +1,4 @@
+internal import PhotoWallCurl
 /// The tus requests of one upload on one libcurl handle (one keep-alive connection).
 struct TusRequests {
     let client: TusClient
@@ -26,7 +27,7 @@ struct TusRequests {
         let encoded = metadata.map { "\($0.0) \(Base64.encode(Array($0.1.utf8)))" }.joined(separator: ",")
         if !encoded.isEmpty { headers.append((name: "Upload-Metadata", value: encoded)) }
         let url = client.creationURL
-        let r = try handle.perform(HTTPRequest(method: "POST", url: url, headers: headers), timeouts: timeouts, progress: keepGoing)
+        let r = try handle.send(HTTPRequest(method: "POST", url: url, headers: headers), timeouts: timeouts, progress: keepGoing)
         guard r.status == 201 else { throw ClientError.from(r, action: "Creating the upload") }
         guard let location = r.header("Location"), !location.isEmpty else {
             throw ClientError(.protocolError, "The server created an upload without a Location header.", httpStatus: 201)
@@ -36,7 +37,7 @@ struct TusRequests {
 
     /// `HEAD <upload>` (tus §HEAD).
     func head(_ uploadURL: String) throws(ClientError) -> UploadStatus {
-        let r = try handle.perform(HTTPRequest(method: "HEAD", url: uploadURL, headers: Self.tusHeaders(client.server)), timeouts: timeouts,
+        let r = try handle.send(HTTPRequest(method: "HEAD", url: uploadURL, headers: Self.tusHeaders(client.server)), timeouts: timeouts,
                                    progress: keepGoing)
         guard r.status == 200 || r.status == 204 else { throw ClientError.from(r, action: "Checking the upload") }
         guard let offset = r.header("Upload-Offset").flatMap({ Int64($0) }), offset >= 0 else {
@@ -57,7 +58,7 @@ struct TusRequests {
         if let checksum { headers.append((name: "Upload-Checksum", value: checksum)) }
         let request = HTTPRequest(method: "PATCH", url: uploadURL, headers: headers,
                                   body: .file(fd: file.fd, offset: offset, length: length))
-        let r = try handle.perform(request, timeouts: timeouts, progress: progress)
+        let r = try handle.send(request, timeouts: timeouts, progress: progress)
         guard r.status == 204 || r.status == 200 else {
             var e = ClientError.from(r, action: "Sending bytes \(offset)–\(offset + length)")
             if r.status == 409, let current = r.header("Upload-Offset") { e.message += " (server offset \(current))" }

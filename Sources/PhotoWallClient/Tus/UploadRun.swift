@@ -1,3 +1,4 @@
+internal import PhotoWallCurl
 import PhotoWallCrypto
 
 /// One call of `TusClient.upload`: create or resume, PATCH chunk by chunk, and after any
@@ -31,7 +32,7 @@ final class UploadRun {
         self.cancellation = cancellation; self.onEvent = onEvent
         let interval = Duration.milliseconds(Int64(client.configuration.progressIntervalSeconds * 1000))
         reporter = ProgressReporter(total: file.size, minimumInterval: interval, callback: progress)
-        requests = TusRequests(client: client, handle: try EasyHandle(), cancellation: cancellation)
+        requests = TusRequests(client: client, handle: try EasyHandle.forClient(), cancellation: cancellation)
     }
 
     var configuration: TusClient.Configuration { client.configuration }

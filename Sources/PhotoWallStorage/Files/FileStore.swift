@@ -30,6 +30,7 @@ public protocol FileStore: Sendable {
 public struct FileLocation: Sendable {
     public var path: String
     public var byteCount: Int64
+    public init(path: String, byteCount: Int64) { self.path = path; self.byteCount = byteCount }
 }
 
 /// A file being written. Not thread-safe: one request's body sink owns it.

@@ -13,7 +13,7 @@ typealias CurlEasyPointer = UnsafeMutableRawPointer
 /// Callbacks reach this object through an **unretained** context pointer set in `perform`; the
 /// handle outlives every transfer it runs (curl only calls back inside `curl_easy_perform`).
 /// Not thread-safe: use one handle on one thread at a time.
-final class EasyHandle {
+package final class EasyHandle {
     let rawHandle: CurlEasyPointer
     /// `CURLOPT_ERRORBUFFER` (CURL_ERROR_SIZE bytes), owned here so it outlives every transfer.
     private let errorBuffer: UnsafeMutablePointer<CChar>
@@ -23,7 +23,14 @@ final class EasyHandle {
     var responseHeaders: [(name: String, value: String)] = []
     var responseBody: [UInt8] = []
     /// Bigger bodies abort the transfer (`CURLE_WRITE_ERROR`).
-    var maxResponseBodyBytes = 8 << 20
+    package var maxResponseBodyBytes = 8 << 20
+    /// When set for a transfer (`perform(_:timeouts:responseFile:)`), a 2xx response body is
+    /// written to this descriptor at its current offset instead of memory.
+    var responseFile: Int32?
+    /// Bytes written to `responseFile` in this transfer.
+    var responseFileBytes: Int64 = 0
+    /// errno of a failed write to `responseFile`.
+    var fileFailure: Int32?
     var bodyOverflow = false
     var requestBody: RequestBodyReader?
     /// Called with the request body bytes sent so far; returns false to abort the transfer.
@@ -31,10 +38,10 @@ final class EasyHandle {
     /// Set when `uploadProgress` asked for the abort (so the error is `cancelled`, not transport).
     var abortedByProgress = false
 
-    /// - Throws: `ClientError.Code.internalError` when libcurl cannot allocate a handle.
-    init() throws(ClientError) {
+    /// - Throws: `CurlError.Code.internalError` when libcurl cannot allocate a handle.
+    package init() throws(CurlError) {
         CurlGlobal.ensureInitialized()
-        guard let h = curl_easy_init() else { throw ClientError(.internalError, "curl_easy_init failed.") }
+        guard let h = curl_easy_init() else { throw CurlError(.internalError, "curl_easy_init failed.") }
         rawHandle = h
         errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
@@ -52,15 +59,23 @@ final class EasyHandle {
     /// - Parameters:
     ///   - request: method, URL, headers and body.
     ///   - timeouts: connect timeout and stall detection.
+    ///   - responseFile: when given, a 2xx response body is written to this open descriptor (at its
+    ///     current offset) instead of `HTTPResponse.body`; other statuses keep their body in memory.
     ///   - progress: called on this thread with the body bytes sent so far (at least once a
     ///     second while the transfer runs); return false to abort.
-    /// - Throws: `ClientError` `.unreachable` (connect/DNS failure), `.transport` (the connection
+    /// - Throws: `CurlError` `.unreachable` (connect/DNS failure), `.transport` (the connection
     ///   broke or stalled), `.cancelled` (progress returned false), `.fileError` (the body could
-    ///   not be read), `.protocolError` (response body over `maxResponseBodyBytes`).
-    func perform(_ request: HTTPRequest, timeouts: Timeouts, progress: ((Int64) -> Bool)? = nil) throws(ClientError) -> HTTPResponse {
+    ///   not be read or the response file written), `.responseTooLarge` (response body over
+    ///   `maxResponseBodyBytes`).
+    package func perform(_ request: HTTPRequest, timeouts: Timeouts, responseFile: Int32? = nil,
+                         progress: ((Int64) -> Bool)? = nil) throws(CurlError) -> HTTPResponse {
         curl_easy_reset(rawHandle)
         responseHeaders = []
         responseBody = []
+        self.responseFile = responseFile
+        responseFileBytes = 0
+        fileFailure = nil
+        defer { self.responseFile = nil }
         bodyOverflow = false
         abortedByProgress = false
         uploadProgress = progress
@@ -83,6 +98,11 @@ final class EasyHandle {
         // Abort when fewer than 1 byte/s moves for `stallSeconds` (no total timeout: chunks may be large).
         check(CCurlShim_easy_setopt_long(rawHandle, CURLOPT_LOW_SPEED_LIMIT, 1))
         check(CCurlShim_easy_setopt_long(rawHandle, CURLOPT_LOW_SPEED_TIME, timeouts.stallSeconds))
+        if timeouts.totalMilliseconds > 0 {
+            check(CCurlShim_easy_setopt_long(rawHandle, CURLOPT_TIMEOUT_MS, timeouts.totalMilliseconds))
+        }
+        // Keys may contain `..` segments: send the path exactly as given (it is signed as sent).
+        check(CCurlShim_easy_setopt_long(rawHandle, CURLOPT_PATH_AS_IS, 1))
         check(CCurlShim_easy_setopt_write_function(rawHandle, CURLOPT_WRITEFUNCTION, curlWriteCallback))
         check(CCurlShim_easy_setopt_pointer(rawHandle, CURLOPT_WRITEDATA, context))
         check(CCurlShim_easy_setopt_write_function(rawHandle, CURLOPT_HEADERFUNCTION, curlHeaderCallback))
@@ -131,7 +151,7 @@ final class EasyHandle {
             headerList = curl_slist_append(headerList, line)
         }
         check(CCurlShim_easy_setopt_pointer(rawHandle, CURLOPT_HTTPHEADER, headerList))
-        guard ok else { throw ClientError(.internalError, "libcurl refused an option for \(request.method) \(request.url).") }
+        guard ok else { throw CurlError(.internalError, "libcurl refused an option for \(request.method) \(request.url).") }
 
         let rc = curl_easy_perform(rawHandle)
         if rc != CURLE_OK { throw transferError(rc, request) }
@@ -140,19 +160,29 @@ final class EasyHandle {
         return HTTPResponse(status: status, headers: responseHeaders, body: responseBody)
     }
 
-    /// Maps a failed `curl_easy_perform` to a `ClientError`.
-    private func transferError(_ rc: CURLcode, _ request: HTTPRequest) -> ClientError {
+    /// The status of the response being received (0 before its status line).
+    func currentStatus() -> Int {
+        var status = 0
+        CCurlShim_easy_getinfo_long(rawHandle, CURLINFO_RESPONSE_CODE, &status)
+        return status
+    }
+
+    /// Maps a failed `curl_easy_perform` to a `CurlError`.
+    private func transferError(_ rc: CURLcode, _ request: HTTPRequest) -> CurlError {
         let detail = errorBuffer[0] != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(rc))
         var osErrno = 0
         CCurlShim_easy_getinfo_long(rawHandle, CURLINFO_OS_ERRNO, &osErrno)
-        if abortedByProgress { return ClientError(.cancelled, "Cancelled.") }
+        if abortedByProgress { return CurlError(.cancelled, "Cancelled.") }
         if let failure = requestBody?.failure {
-            return ClientError(.fileError, "Could not read the file: \(String(cString: strerror(failure))).", systemError: failure)
+            return CurlError(.fileError, "Could not read the file: \(String(cString: strerror(failure))).", systemError: failure)
+        }
+        if let failure = fileFailure {
+            return CurlError(.fileError, "Could not write the response file: \(String(cString: strerror(failure))).", systemError: failure)
         }
         if bodyOverflow {
-            return ClientError(.protocolError, "The response to \(request.method) \(request.url) exceeds \(maxResponseBodyBytes) bytes.")
+            return CurlError(.responseTooLarge, "The response to \(request.method) \(request.url) exceeds \(maxResponseBodyBytes) bytes.")
         }
-        let code: ClientError.Code
+        let code: CurlError.Code
         switch rc {
         case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             code = .unreachable
@@ -166,19 +196,25 @@ final class EasyHandle {
         default:
             code = .transport
         }
-        var e = ClientError(code, "\(request.method) \(request.url): \(detail)")
+        var e = CurlError(code, "\(request.method) \(request.url): \(detail)")
         e.curlCode = Int(rc.rawValue)
         if osErrno != 0 { e.systemError = Int32(osErrno) }
         return e
     }
 }
 
-/// Connect timeout and stall detection for one request.
-struct Timeouts: Sendable {
+/// Connect timeout, stall detection and an optional overall limit for one request.
+package struct Timeouts: Sendable {
     /// TCP connect timeout, in milliseconds.
-    var connectMilliseconds: Int
+    package var connectMilliseconds: Int
     /// Abort when less than 1 byte per second moved for this many seconds.
-    var stallSeconds: Int
+    package var stallSeconds: Int
+    /// Abort the whole request after this many milliseconds; 0: no overall limit.
+    package var totalMilliseconds: Int
+
+    package init(connectMilliseconds: Int, stallSeconds: Int, totalMilliseconds: Int = 0) {
+        self.connectMilliseconds = connectMilliseconds; self.stallSeconds = stallSeconds; self.totalMilliseconds = totalMilliseconds
+    }
 }
 
 /// Calls `curl_global_init` once per process, before the first handle (it is not thread-safe).

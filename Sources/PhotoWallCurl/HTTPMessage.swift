@@ -1,25 +1,28 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import PhotoWallCore
 
 /// One HTTP request for `EasyHandle.perform`.
-struct HTTPRequest {
-    var method: String
-    var url: String
-    var headers: [(name: String, value: String)] = []
-    var body: RequestBody?
+package struct HTTPRequest {
+    package var method: String
+    package var url: String
+    package var headers: [(name: String, value: String)] = []
+    package var body: RequestBody?
+
+    package init(method: String, url: String, headers: [(name: String, value: String)] = [], body: RequestBody? = nil) {
+        self.method = method; self.url = url; self.headers = headers; self.body = body
+    }
 }
 
 /// A request body: bytes in memory, or a region of an open file streamed with `pread`
 /// (never loaded whole).
-enum RequestBody {
+package enum RequestBody {
     case bytes([UInt8])
     /// `length` bytes of the open file `fd` starting at `offset` (bytes). The descriptor must stay
     /// open for the whole transfer.
     case file(fd: Int32, offset: Int64, length: Int64)
 
-    var length: Int64 {
+    package var length: Int64 {
         switch self {
         case .bytes(let b): return Int64(b.count)
         case .file(_, _, let length): return length
@@ -73,23 +76,17 @@ final class RequestBodyReader {
 }
 
 /// A received HTTP response. Header names keep the case the server sent; lookups ignore case.
-struct HTTPResponse {
-    var status: Int
-    var headers: [(name: String, value: String)]
-    var body: [UInt8]
+package struct HTTPResponse {
+    package var status: Int
+    package var headers: [(name: String, value: String)]
+    package var body: [UInt8]
 
-    func header(_ name: String) -> String? {
-        let lower = name.lowercased()
-        return headers.first { $0.name.lowercased() == lower }?.value
+    package init(status: Int, headers: [(name: String, value: String)], body: [UInt8]) {
+        self.status = status; self.headers = headers; self.body = body
     }
 
-    /// The body parsed as JSON, or nil when it isn't JSON.
-    var json: JSON? { try? JSON.parse(body) }
-
-    /// The server's error message: Parse's `error` field, else the body text, else the status.
-    var errorMessage: String {
-        if let j = json, let m = j["error"]?.stringValue ?? j["message"]?.stringValue { return m }
-        let text = String(decoding: body.prefix(300), as: UTF8.self).trimmingLineSpace()
-        return text.isEmpty ? "HTTP \(status)" : text
+    package func header(_ name: String) -> String? {
+        let lower = name.lowercased()
+        return headers.first { $0.name.lowercased() == lower }?.value
     }
 }

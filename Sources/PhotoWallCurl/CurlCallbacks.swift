@@ -16,6 +16,14 @@ func curlWriteCallback(_ data: UnsafeMutablePointer<CChar>?, _ size: Int, _ coun
     let h = handle(context)
     let n = size * count
     guard n > 0, let data else { return 0 }
+    if let fd = h.responseFile {
+        // Only a 2xx body goes to the file; an error body is kept in memory for the message.
+        if (200..<300).contains(h.currentStatus()) {
+            guard writeAll(fd, UnsafeRawBufferPointer(start: data, count: n)) else { h.fileFailure = errno; return 0 }
+            h.responseFileBytes += Int64(n)
+            return n
+        }
+    }
     if h.responseBody.count + n > h.maxResponseBodyBytes {
         h.bodyOverflow = true
         return 0
@@ -73,7 +81,7 @@ func curlXferInfoCallback(_ context: UnsafeMutableRawPointer?, _ downloadTotal: 
 extension String {
     /// Without leading and trailing spaces, tabs, CR and LF (works on bytes: "\r\n" is one
     /// `Character` in Swift, so character comparisons would miss it).
-    func trimmingLineSpace() -> String {
+    package func trimmingLineSpace() -> String {
         let u = Array(utf8)
         func space(_ b: UInt8) -> Bool { b == 32 || b == 9 || b == 13 || b == 10 }
         var start = 0, end = u.count
@@ -81,4 +89,19 @@ extension String {
         while end > start, space(u[end - 1]) { end -= 1 }
         return String(decoding: u[start..<end], as: UTF8.self)
     }
+}
+
+/// Writes every byte to `fd`, retrying short writes and `EINTR`. - Returns: false on an error (see `errno`).
+func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+    guard var p = bytes.baseAddress else { return true }
+    var left = bytes.count
+    while left > 0 {
+        let n = write(fd, p, left)
+        if n < 0 {
+            if errno == EINTR { continue }
+            return false
+        }
+        p += n; left -= n
+    }
+    return true
 }

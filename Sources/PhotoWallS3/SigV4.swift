@@ -1,0 +1,126 @@
+import PhotoWallCrypto
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// AWS Signature Version 4 for header authentication (`Authorization: AWS4-HMAC-SHA256 …`).
+///
+/// The four steps of the spec: a canonical request (method, URI-encoded path, sorted encoded
+/// query, sorted lower-case headers, signed header list, payload hash), a string to sign
+/// (algorithm, timestamp, credential scope, SHA-256 of the canonical request), a signing key
+/// (HMAC-SHA256 chained over date, region, service and `aws4_request`), and the signature (hex
+/// HMAC of the string to sign).
+///
+/// - Source: AWS, "Signature Version 4 signing process" and "Authenticating Requests: Using the
+///   Authorization Header (AWS Signature Version 4)" (Amazon S3 API reference,
+///   `sig-v4-header-based-auth.html`), whose GET-object example is checked in `SigV4Tests`.
+public struct SigV4Signer: Sendable {
+    /// The hex SHA-256 of an empty payload.
+    public static let emptyPayloadHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    /// `x-amz-content-sha256` for a body that is not hashed (S3 only; streamed uploads).
+    public static let unsignedPayload = "UNSIGNED-PAYLOAD"
+
+    public var credentials: S3Credentials
+    /// e.g. `us-east-1`.
+    public var region: String
+    /// `s3` for S3.
+    public var service: String
+
+    public init(credentials: S3Credentials, region: String, service: String = "s3") {
+        self.credentials = credentials; self.region = region; self.service = service
+    }
+
+    /// Signs one request and returns the headers to add to it.
+    ///
+    /// - Parameters:
+    ///   - method: `GET`, `PUT`, …
+    ///   - host: the `Host` header exactly as sent (`host[:port]`, port only when not the default).
+    ///   - encodedPath: the path as sent on the wire, already encoded with `uriEncode(_:encodeSlash: false)`
+    ///     (S3 paths are encoded once, not twice).
+    ///   - query: raw (unencoded) query parameters; a parameter without value has `""`.
+    ///   - headers: other headers to sign (e.g. `Range`, `Content-Type`), any case.
+    ///   - payloadHash: lower-case hex SHA-256 of the body, or `unsignedPayload`.
+    ///   - time: seconds since 1970 (UTC); the signature is valid for 15 minutes around it.
+    /// - Returns: `x-amz-date`, `x-amz-content-sha256`, `x-amz-security-token` (with a session
+    ///   token) and `Authorization`; `Host` is not included (the caller sends it).
+    public func sign(method: String, host: String, encodedPath: String, query: [(String, String)],
+                     headers: [(String, String)], payloadHash: String, time: Int) -> [(String, String)] {
+        let (amzDate, day) = Self.timestamps(time)
+        var added: [(String, String)] = [("x-amz-date", amzDate), ("x-amz-content-sha256", payloadHash)]
+        if let token = credentials.sessionToken { added.append(("x-amz-security-token", token)) }
+
+        // Canonical headers: lower-case names, trimmed values with inner runs of spaces folded, sorted.
+        var all = [(String, String)]()
+        all.append(("host", host))
+        for (n, v) in headers + added { all.append((n.lowercased(), Self.foldSpaces(v))) }
+        all.sort { $0.0 < $1.0 }
+        let canonicalHeaders = all.map { "\($0.0):\($0.1)\n" }.joined()
+        let signedHeaders = all.map(\.0).joined(separator: ";")
+
+        let canonicalRequest = [method, encodedPath, Self.canonicalQuery(query), canonicalHeaders, signedHeaders, payloadHash]
+            .joined(separator: "\n")
+        let scope = "\(day)/\(region)/\(service)/aws4_request"
+        let stringToSign = ["AWS4-HMAC-SHA256", amzDate, scope, Self.hexSHA256(Array(canonicalRequest.utf8))].joined(separator: "\n")
+
+        var key = Crypto.hmacSHA256(key: Array("AWS4\(credentials.secretAccessKey)".utf8), message: Array(day.utf8))
+        for part in [region, service, "aws4_request"] { key = Crypto.hmacSHA256(key: key, message: Array(part.utf8)) }
+        let signature = Self.hex(Crypto.hmacSHA256(key: key, message: Array(stringToSign.utf8)))
+
+        added.append(("Authorization", "AWS4-HMAC-SHA256 Credential=\(credentials.accessKeyId)/\(scope),SignedHeaders=\(signedHeaders),Signature=\(signature)"))
+        return added
+    }
+
+    /// The canonical query string: each name and value `uriEncode`d (slash included), sorted by
+    /// name then value, `name=value` joined by `&` (an empty value keeps its `=`).
+    public static func canonicalQuery(_ query: [(String, String)]) -> String {
+        query.map { (uriEncode($0.0, encodeSlash: true), uriEncode($0.1, encodeSlash: true)) }
+            .sorted { $0.0 != $1.0 ? $0.0 < $1.0 : $0.1 < $1.1 }
+            .map { "\($0.0)=\($0.1)" }.joined(separator: "&")
+    }
+
+    /// SigV4's `UriEncode`: every UTF-8 byte except the unreserved `A–Z a–z 0–9 - . _ ~` becomes
+    /// `%XX` (upper-case hex); `/` is kept when `encodeSlash` is false (object key paths).
+    public static func uriEncode(_ s: String, encodeSlash: Bool) -> String {
+        let digits = Array("0123456789ABCDEF".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(s.utf8.count)
+        for b in s.utf8 {
+            switch b {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                out.append(b)
+            case UInt8(ascii: "/") where !encodeSlash:
+                out.append(b)
+            default:
+                out += [UInt8(ascii: "%"), digits[Int(b >> 4)], digits[Int(b & 15)]]
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Lower-case hex SHA-256.
+    public static func hexSHA256(_ bytes: some Collection<UInt8>) -> String { hex(Digest.hash(.sha256, bytes)) }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count * 2)
+        for b in bytes { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 15)]) }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `yyyyMMdd'T'HHmmss'Z'` and `yyyyMMdd`, UTC.
+    static func timestamps(_ time: Int) -> (String, String) {
+        var t = time_t(time)
+        var tm = tm()
+        gmtime_r(&t, &tm)
+        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        let day = "\(tm.tm_year + 1900)\(two(tm.tm_mon + 1))\(two(tm.tm_mday))"
+        return (day + "T" + two(tm.tm_hour) + two(tm.tm_min) + two(tm.tm_sec) + "Z", day)
+    }
+
+    /// Trims and folds runs of spaces into one (SigV4 canonical header values).
+    static func foldSpaces(_ v: String) -> String {
+        v.split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
+    }
+}
