@@ -39,9 +39,12 @@ let package = Package(
         .target(name: "PhotoWallPostgres", dependencies: ["CLibPQ", "PhotoWallCore", "PhotoWallStorage"], swiftSettings: strict),
         .target(name: "PhotoWallServices", dependencies: ["PhotoWallCore", "PhotoWallStorage", "PhotoWallCrypto", "PhotoWallImaging"], swiftSettings: strict),
         .target(name: "PhotoWallREST", dependencies: ["PhotoWallCore", "PhotoWallHTTP", "PhotoWallServices"], swiftSettings: strict),
+        // The browser wall: plain HTML/CSS/JS under Sources/PhotoWallWeb/Web, shipped as a resource bundle (no build step).
+        .target(name: "PhotoWallWeb", dependencies: ["PhotoWallCore", "PhotoWallHTTP", "PhotoWallServices", "PhotoWallCrypto"],
+                resources: [.copy("Web")], swiftSettings: strict),
         .target(name: "PhotoWallMockFacebook", dependencies: ["PhotoWallCore", "PhotoWallHTTP", "PhotoWallCrypto"], swiftSettings: strict),
         .target(name: "PhotoWallClient", dependencies: ["CCurl", "CCurlShim", "PhotoWallCore", "PhotoWallCrypto"], swiftSettings: strict),
-        .executableTarget(name: "photowall", dependencies: ["CTurboJPEG", "PhotoWallREST", "PhotoWallHTTP", "PhotoWallServices", "PhotoWallStorage", "PhotoWallImaging", "PhotoWallCore", "PhotoWallMockFacebook", "PhotoWallClient", "PhotoWallPostgres"], swiftSettings: strict),
+        .executableTarget(name: "photowall", dependencies: ["CTurboJPEG", "PhotoWallREST", "PhotoWallHTTP", "PhotoWallServices", "PhotoWallStorage", "PhotoWallImaging", "PhotoWallCore", "PhotoWallMockFacebook", "PhotoWallClient", "PhotoWallPostgres", "PhotoWallWeb"], swiftSettings: strict),
 
         // MARK: tests
         .target(name: "PhotoWallTesting", dependencies: ["PhotoWallCore"], path: "Tests/PhotoWallTesting", swiftSettings: strict),

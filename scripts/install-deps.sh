@@ -6,7 +6,8 @@ level=${1:-build}
 
 build_pkgs=(pkg-config libmicrohttpd-dev libcurl4-openssl-dev libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev
             liblcms2-dev libsqlite3-dev libpq-dev libssl-dev libcrypt-dev)
-test_pkgs=(curl sqlite3 python3 python3-venv postgresql-15 postgresql-client-15)
+# chromium + chromium-driver: the browser wall's Selenium tests (Tests/browser), headless.
+test_pkgs=(curl sqlite3 python3 python3-venv postgresql-15 postgresql-client-15 chromium chromium-driver)
 bench_pkgs=(wrk nginx-light libvips-tools)
 
 want=("${build_pkgs[@]}")
