@@ -13,7 +13,7 @@ RELEASE_BIN = $(shell $(SWIFT) build -c release --show-bin-path)/photowall
 # load from other tests can't change what they provoke.
 TIMING_SUITES := TusClientTests|CrashTests
 
-.PHONY: all deps deps-test deps-bench venv build release run test test-swift test-python test-asan test-postgres bench clean
+.PHONY: all deps deps-test deps-bench venv build release run test test-swift test-python test-browser test-asan test-postgres bench clean
 
 all: build
 
@@ -51,7 +51,14 @@ test: venv
 	PHOTOWALL_BIN=$(DEBUG_BIN) $(SWIFT) test --skip-build --filter '$(TIMING_SUITES)' 2>&1 | tee .build/swift-test-timing.log; test $${PIPESTATUS[0]} -eq 0
 	$(MAKE) test-postgres
 	PHOTOWALL_BIN=$(DEBUG_BIN) $(PY) -m pytest -q Tests/python
+	$(MAKE) test-browser
 	$(MAKE) test-asan
+
+## The browser wall in headless Chromium (Selenium): real `photowall serve` and `photowall mock-facebook` on random
+## ports, phone and desktop window sizes. Screenshots of every step go to .build/artifacts/browser/.
+test-browser: venv
+	$(SWIFT) build
+	PHOTOWALL_BIN=$(DEBUG_BIN) $(PY) -m pytest -q Tests/browser
 
 ## The live API tests and the PostgreSQL adapter tests again, on a throw-away PostgreSQL 15 on 127.0.0.1
 ## (scripts/pg.sh: temporary data, random port; stopped even when the tests fail). Needs a prior `swift build --build-tests`.

@@ -47,6 +47,7 @@ def _stop(proc):
 def stack():
     """{"base": "http://127.0.0.1:PORT", "api": ".../parse", "facebook": ..., "data": dir} with both servers up."""
     data = tempfile.mkdtemp(prefix="photowall-browser-")
+    shutil.rmtree(ARTIFACTS, ignore_errors=True)  # only this run's screenshots
     os.makedirs(ARTIFACTS, exist_ok=True)
     fb, fb_port = _start([BINARY, "mock-facebook", "--port", "0", "--fixture", FIXTURE, "--app-id", FB_APP_ID,
                           "--app-secret", FB_SECRET, "--log-level", "warning", "--stop-on-stdin-eof"],

@@ -112,6 +112,7 @@ def test_login_and_upload_with_progress(stack, browser):
     assert progress.get_attribute("aria-valuetext") == "100%"
     assert int(item.get_attribute("data-sent")) == os.path.getsize(SMALL_PHOTO)
     assert seen == sorted(seen), "progress never goes backwards"
+    assert d.find_element(By.ID, "upload-live").get_attribute("textContent") == f"{os.path.basename(SMALL_PHOTO)}: done, the photo is on the wall"
     image_id = item.get_attribute("data-object-id")
     assert image_id and len(image_id) == 10
     article = d.find_element(By.CSS_SELECTOR, f"#feed article[data-object-id='{image_id}']")

@@ -81,6 +81,8 @@ export class Uploader {
   async upload(file, li, comment) {
     const bar = li.querySelector('progress');
     const text = li.querySelector('.upload-status');
+    const say = (message) => { $('upload-live').textContent = `${file.name}: ${message}`; };
+    let quarter = 0;
     const fail = (message) => {
       li.classList.add('failed');
       text.textContent = `Failed: ${message}`;
@@ -102,12 +104,15 @@ export class Uploader {
         bar.setAttribute('aria-valuetext', `${percent}%`);
         li.dataset.sent = String(sent);
         text.textContent = `${size(sent)} of ${size(total)} (${percent}%)`;
+        if (Math.floor(percent / 25) > quarter) { quarter = Math.floor(percent / 25); say(`${percent}% uploaded`); }
       },
       onEvent: (e) => {
         if (e.type === 'resumed') {
+          say(`resuming at ${Math.floor((100 * e.offset) / file.size)}%`);
           li.dataset.resumedFrom = String(e.offset);
           li.dataset.uploadUrl = e.url;
         } else if (e.type === 'created') {
+          say('upload started');
           li.dataset.uploadUrl = e.url;
         } else if (e.type === 'patch' && li.dataset.firstPatchOffset === undefined) {
           li.dataset.firstPatchOffset = String(e.offset);
@@ -140,6 +145,7 @@ export class Uploader {
       }, true);
       li.classList.add('done');
       text.textContent = 'Done: on the wall.';
+      say('done, the photo is on the wall');
     } catch (e) {
       if (!this.onAuthError(e)) fail(`${e.message}${e.code && e.code !== e.status ? ` (code ${e.code})` : ''}`);
     }
