@@ -178,6 +178,17 @@ def test_stranger_does_not_see_the_photo(stack, browser):
     assert image_id not in photo_ids(d)
     assert d.find_element(By.ID, "wall-status").text.startswith("The wall is empty")
     shot(d, "03-stranger-3-wall")
+    # Not a photo: refused in the page, said plainly.
+    item = upload(d, os.path.join(ROOT, "Samples", "facebook", "README.md"))
+    assert item.find_element(By.CLASS_NAME, "upload-status").text == "Failed: only JPEG and PNG photos can be shared."
+    assert d.find_element(By.ID, "notice").text == "README.md: only JPEG and PNG photos can be shared."
+    # A session the server no longer knows: back to the login, with the reason.
+    d.execute_script("const s = JSON.parse(localStorage.getItem('photowall.session')); s.sessionToken = 'r:' + '0'.repeat(32);"
+                     "localStorage.setItem('photowall.session', JSON.stringify(s))")
+    d.refresh()
+    wait(d).until(EC.visibility_of_element_located((By.ID, "login-facebook")))
+    assert d.find_element(By.ID, "notice").text == "Your session has ended: please log in again."
+    shot(d, "03-stranger-4-session-ended")
 
 
 def seed(stack, owner_fb_id, count):
@@ -211,11 +222,8 @@ def test_scrolling_loads_the_next_page(stack, browser):
     wait(d).until(lambda _: len(photo_ids(d)) == 2 * page)
     second = photo_ids(d)
     assert second[:page] == first and second[page:] == list(reversed(seeded))[page:2 * page]
-    # The "Load more" button works from the keyboard too.
-    more = d.find_element(By.ID, "load-more")
-    d.execute_script("arguments[0].focus(); arguments[0].scrollIntoView({block:'end'})", more)
     shot(d, "04-scroll-4-second-page")
-    d.switch_to.active_element.send_keys(Keys.ENTER)
+    d.execute_script("window.scrollTo(0, document.body.scrollHeight)")
     wait(d).until(lambda _: d.find_element(By.ID, "wall-status").text.startswith("That's all"))
     ids = photo_ids(d)
     assert len(ids) == len(set(ids)) == 26 + 1 and ids[:26] == list(reversed(seeded)) and ids[26] == shared.get("image_id", ids[26])
@@ -224,6 +232,29 @@ def test_scrolling_loads_the_next_page(stack, browser):
     status, feed, _ = rest(stack, "POST", "/functions/feed", {"limit": 100}, session=session["sessionToken"], master=False)
     assert status == 200 and [i["objectId"] for i in feed["result"]["images"]] == ids
     shot(d, "04-scroll-5-all")
+    shared["wall_ids"] = ids
+
+
+def test_load_more_button_from_the_keyboard(stack, browser):
+    """Without IntersectionObserver (old browsers), the visible "Load more" button pages, pressed with Enter."""
+    ids = shared.get("wall_ids") or pytest.skip("needs the seeded wall")
+    d = browser(DESKTOP)
+    d.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": "delete window.IntersectionObserver;"})
+    login(d, stack, A, "05-keyboard")
+    assert photo_ids(d) == ids[:12]
+    more = d.find_element(By.ID, "load-more")
+    assert more.is_displayed() and more.text == "Load more"
+    d.execute_script("arguments[0].focus()", more)
+    assert d.switch_to.active_element == more
+    shot(d, "05-keyboard-3-focused")
+    more.send_keys(Keys.ENTER)
+    wait(d).until(lambda _: len(photo_ids(d)) == 24)
+    assert photo_ids(d) == ids[:24] and more.is_displayed()
+    assert d.switch_to.active_element == more, "the button keeps the focus while it loads"
+    d.switch_to.active_element.send_keys(Keys.ENTER)
+    wait(d).until(lambda _: d.find_element(By.ID, "wall-status").text == f"That's all: {len(ids)} photos.")
+    assert photo_ids(d) == ids and not more.is_displayed()
+    assert d.switch_to.active_element.get_attribute("id") == "wall-status", "focus lands on the status, not lost"
 
 
 def upload_offset(stack, url):
@@ -245,7 +276,7 @@ def patch_offsets(driver):
 
 def test_interrupted_upload_resumes_from_the_server_offset(stack, browser):
     d = browser(DESKTOP)
-    login(d, stack, A, "05-resume")
+    login(d, stack, A, "06-resume")
     chunk = 128 * 1024
     d.execute_script(f"localStorage.setItem('photowall.chunkBytes', '{chunk}')")
     d.refresh()
@@ -259,12 +290,12 @@ def test_interrupted_upload_resumes_from_the_server_offset(stack, browser):
     wait(d).until(lambda _: item.get_attribute("data-upload-url"))
     url = item.get_attribute("data-upload-url")
     wait(d, 60).until(lambda _: upload_offset(stack, url)[0] >= 3 * chunk)
-    shot(d, "05-resume-3-uploading")
+    shot(d, "06-resume-3-uploading")
     d.refresh()  # the transfer in flight is cut
     d.delete_network_conditions()
     hint = wait(d).until(EC.visibility_of_element_located((By.ID, "resume-hint")))
     assert os.path.basename(LARGE_PHOTO) in hint.text
-    shot(d, "05-resume-4-after-reload")
+    shot(d, "06-resume-4-after-reload")
     time.sleep(0.5)
     offset, length = upload_offset(stack, url)
     assert length == size and 3 * chunk <= offset < size
@@ -283,4 +314,38 @@ def test_interrupted_upload_resumes_from_the_server_offset(stack, browser):
     image_id = item.get_attribute("data-object-id")
     assert photo_ids(d)[0] == image_id
     assert d.execute_script("return Object.keys(localStorage).filter(k => k.startsWith('photowall.tus:')).length") == 0
-    shot(d, "05-resume-5-done")
+    shot(d, "06-resume-5-done")
+
+
+def test_upload_survives_a_dropped_network(stack, browser):
+    d = browser(DESKTOP)
+    login(d, stack, B, "07-offline")
+    chunk = 128 * 1024
+    d.execute_script(f"localStorage.setItem('photowall.chunkBytes', '{chunk}')")
+    d.refresh()
+    wait(d).until(EC.visibility_of_element_located((By.ID, "upload")))
+    photo = CORPUS_PHOTOS[-2] if len(CORPUS_PHOTOS) > 1 else LARGE_PHOTO
+    size = os.path.getsize(photo)
+    d.set_network_conditions(offline=False, latency=20, download_throughput=4 * 1024 * 1024, upload_throughput=160 * 1024)
+    patch_offsets(d)
+    item = upload(d, photo, "made it through")
+    wait(d).until(lambda _: item.get_attribute("data-upload-url"))
+    url = item.get_attribute("data-upload-url")
+    wait(d, 60).until(lambda _: upload_offset(stack, url)[0] >= 2 * chunk)
+    d.set_network_conditions(offline=True, latency=0, download_throughput=0, upload_throughput=0)
+    wait(d, 30).until(lambda _: item.get_attribute("data-retries"))
+    assert "retrying" in item.find_element(By.CLASS_NAME, "upload-status").text
+    shot(d, "07-offline-3-retrying")
+    cut_at, _ = upload_offset(stack, url)
+    time.sleep(1.5)
+    d.delete_network_conditions()  # back online: the page resumes by itself
+    wait(d, 120).until(lambda _: {"done", "failed"} & set(item.get_attribute("class").split()))
+    assert "done" in item.get_attribute("class").split(), item.find_element(By.CLASS_NAME, "upload-status").text
+    offsets = patch_offsets(d)
+    assert offsets[0] == 0 and offsets.count(0) == 1, f"never sent from 0 again: {offsets}"
+    assert offsets == sorted(offsets) and cut_at in offsets
+    assert upload_offset(stack, url) == (size, size)
+    image_id = item.get_attribute("data-object-id")
+    article = d.find_element(By.CSS_SELECTOR, f"#feed article[data-object-id='{image_id}']")
+    assert article.find_element(By.CSS_SELECTOR, ".comment-text").text == "made it through"
+    shot(d, "07-offline-4-done")

@@ -117,6 +117,7 @@ export class Uploader {
         } else if (e.type === 'patch' && li.dataset.firstPatchOffset === undefined) {
           li.dataset.firstPatchOffset = String(e.offset);
         } else if (e.type === 'retry') {
+          li.dataset.retries = String(Number(li.dataset.retries ?? 0) + 1);
           text.textContent = `Connection trouble, retrying (${e.attempt})…`;
         }
       },

@@ -44,7 +44,9 @@ export class Wall {
     if (this.loading || this.done) return;
     this.loading = true;
     this.feed.setAttribute('aria-busy', 'true');
-    this.more.disabled = true;
+    // Not `disabled`: that would drop the keyboard focus of someone who just pressed it.
+    this.more.setAttribute('aria-disabled', 'true');
+    this.more.textContent = 'Loading…';
     this.status.textContent = 'Loading photos…';
     try {
       const body = { limit: PAGE_SIZE };
@@ -66,8 +68,11 @@ export class Wall {
     } finally {
       this.loading = false;
       this.feed.setAttribute('aria-busy', 'false');
+      const hadFocus = document.activeElement === this.more;
+      this.more.removeAttribute('aria-disabled');
+      this.more.textContent = 'Load more';
       this.more.hidden = this.done;
-      this.more.disabled = false;
+      if (hadFocus && this.done) this.status.focus(); // keep the keyboard user's place: "That's all…"
     }
     // The sentinel may still be in view (tall screen, short page): keep filling.
     if (!this.done && this.observer && this.sentinelVisible()) requestAnimationFrame(() => this.loadMore());
