@@ -55,6 +55,7 @@ let package = Package(
         .testTarget(name: "PhotoWallMockFacebookTests", dependencies: ["PhotoWallMockFacebook", "PhotoWallTesting", "PhotoWallCore"], swiftSettings: strict),
         .testTarget(name: "PhotoWallPostgresTests", dependencies: ["PhotoWallPostgres", "PhotoWallStorage", "PhotoWallCore"], swiftSettings: strict),
         .testTarget(name: "PhotoWallAPITests", dependencies: ["PhotoWallTesting", "PhotoWallCore"], swiftSettings: strict),
+        .testTarget(name: "PhotoWallWebTests", dependencies: ["PhotoWallWeb", "PhotoWallHTTP"], swiftSettings: strict),
         .testTarget(name: "PhotoWallUploadTests", dependencies: ["PhotoWallClient", "PhotoWallCore", "PhotoWallCrypto", "PhotoWallTesting"], swiftSettings: strict),
     ]
 )

@@ -161,6 +161,24 @@ def test_friend_sees_the_photo_and_comments(stack, browser):
     where = urllib.parse.quote(json.dumps({"imageObjectId": image_id, "comment": text}))
     status, found, _ = rest(stack, "GET", f"/classes/WallImageComment?where={where}")
     assert status == 200 and len(found["results"]) == 1 and found["results"][0]["userFBId"] == B["id"]
+    # More comments than the feed carries (3): "Show all" fetches every one, oldest first.
+    extra = [f"comment {i} {uuid.uuid4().hex[:4]}" for i in range(3)]
+    for t in extra:
+        status, _, _ = rest(stack, "POST", "/classes/WallImageComment", {"comment": t, "imageObjectId": image_id},
+                            session=session["sessionToken"], master=False)
+        assert status == 201
+    d.refresh()
+    article = wait(d).until(EC.presence_of_element_located((By.CSS_SELECTOR, f"#feed article[data-object-id='{image_id}']")))
+    assert [e.text for e in article.find_elements(By.CSS_SELECTOR, ".comment-text")] == extra
+    more = article.find_element(By.CLASS_NAME, "more-comments")
+    assert more.text == "Show all 5 comments"
+    d.execute_script("arguments[0].scrollIntoView({block:'center'})", more)
+    more.click()
+    wait(d).until(lambda _: len(article.find_elements(By.CSS_SELECTOR, ".comment-text")) == 5)
+    assert [e.text for e in article.find_elements(By.CSS_SELECTOR, ".comment-text")] == [shared["comment"], text] + extra
+    names = [e.text for e in article.find_elements(By.CSS_SELECTOR, ".comment-list strong")]
+    assert names == [A["name"]] + [B["name"]] * 4
+    assert not more.is_displayed()
     # Phone layout: nothing wider than the screen.
     assert d.execute_script("return document.documentElement.scrollWidth") <= PHONE[0]
     # Logout ends the session on the server too.
