@@ -28,7 +28,7 @@ shared = {}
 
 
 def pick_users():
-    """An uploader A, a friend B of A, and a stranger C (no friendship with A); all already use the app."""
+    """An uploader A, a friend B of A, and a stranger C (friends with neither); all already use the app."""
     users = fixture_users()
     by_id = {u["id"]: u for u in users}
     friends = {u["id"]: set(u.get("friends", [])) for u in users}
@@ -38,10 +38,11 @@ def pick_users():
     for a in users:
         if not a.get("app_user", True):
             continue
-        fs = [by_id[f] for f in sorted(friends[a["id"]]) if by_id[f].get("app_user", True)]
-        strangers = [u for u in users if u["id"] != a["id"] and u["id"] not in friends[a["id"]] and u.get("app_user", True)]
-        if fs and strangers:
-            return a, fs[0], strangers[0]
+        for b in (by_id[f] for f in sorted(friends[a["id"]]) if by_id[f].get("app_user", True)):
+            strangers = [u for u in users if u["id"] not in (a["id"], b["id"]) and u.get("app_user", True)
+                         and u["id"] not in friends[a["id"]] and u["id"] not in friends[b["id"]]]
+            if strangers:
+                return a, b, strangers[0]
     raise AssertionError("the fixture has no user with a friend and a stranger")
 
 
@@ -189,6 +190,33 @@ def test_friend_sees_the_photo_and_comments(stack, browser):
     assert status in (400, 404)
 
 
+def test_drop_a_photo(stack, browser):
+    """Drag and drop: a JPEG File dropped on the drop zone uploads like a chosen one."""
+    image_id = shared.get("image_id") or pytest.skip("needs the uploaded photo")
+    d = browser(DESKTOP)
+    login(d, stack, B, "02b-drop")
+    src = d.find_element(By.CSS_SELECTOR, f"#feed article[data-object-id='{image_id}'] .thumb img").get_attribute("src")
+    d.execute_async_script("""
+        const [src, done] = arguments;
+        fetch(src).then(r => r.blob()).then(blob => {
+          const dt = new DataTransfer();
+          dt.items.add(new File([blob], 'dropped.jpg', {type: 'image/jpeg', lastModified: 1}));
+          const zone = document.getElementById('drop');
+          zone.dispatchEvent(new DragEvent('dragover', {dataTransfer: dt, bubbles: true, cancelable: true}));
+          zone.dispatchEvent(new DragEvent('drop', {dataTransfer: dt, bubbles: true, cancelable: true}));
+          done();
+        });""", src)
+    item = wait(d).until(lambda _: d.find_element(By.CSS_SELECTOR, "#uploads li[data-name='dropped.jpg']"))
+    wait(d, 60).until(lambda _: {"done", "failed"} & set(item.get_attribute("class").split()))
+    assert "done" in item.get_attribute("class").split(), item.find_element(By.CLASS_NAME, "upload-status").text
+    assert item.find_element(By.TAG_NAME, "progress").get_attribute("value") == "100"
+    new_id = item.get_attribute("data-object-id")
+    assert photo_ids(d)[0] == new_id
+    assert d.find_element(By.CSS_SELECTOR, f"#feed article[data-object-id='{new_id}'] .who").text == B["name"]
+    shot(d, "02b-drop-3-dropped")
+    shared["dropped_id"] = new_id
+
+
 def test_stranger_does_not_see_the_photo(stack, browser):
     image_id = shared.get("image_id") or pytest.skip("needs the uploaded photo")
     d = browser(PHONE)
@@ -244,7 +272,9 @@ def test_scrolling_loads_the_next_page(stack, browser):
     d.execute_script("window.scrollTo(0, document.body.scrollHeight)")
     wait(d).until(lambda _: d.find_element(By.ID, "wall-status").text.startswith("That's all"))
     ids = photo_ids(d)
-    assert len(ids) == len(set(ids)) == 26 + 1 and ids[:26] == list(reversed(seeded)) and ids[26] == shared.get("image_id", ids[26])
+    # The seeded photos, then B's dropped one and A's first upload (A sees a friend's photos too).
+    older = [x for x in (shared.get("dropped_id"), shared.get("image_id")) if x]
+    assert ids == list(reversed(seeded)) + older and len(set(ids)) == len(ids)
     assert not d.find_element(By.ID, "load-more").is_displayed()
     # The same order as the feed function gives over REST.
     status, feed, _ = rest(stack, "POST", "/functions/feed", {"limit": 100}, session=session["sessionToken"], master=False)
