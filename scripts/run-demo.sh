@@ -24,6 +24,8 @@ sleep 0.5
 
 cat <<MSG
 
+The wall in a browser: http://127.0.0.1:1337/  (Log in with Facebook → pick a fixture person in the mock dialog)
+
 Log in from the command line (as a fixture user, or without --as through the dialog in a browser):
   $BIN login --facebook --as 100001367487298
   $BIN feed

@@ -1,3 +1,4 @@
+import Foundation
 import PhotoWallCore
 import PhotoWallHTTP
 import PhotoWallPostgres
@@ -5,6 +6,7 @@ import PhotoWallREST
 import PhotoWallS3
 import PhotoWallServices
 import PhotoWallStorage
+import PhotoWallWeb
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -48,6 +50,9 @@ enum ServeCommand {
           --upload-reaper-interval SECONDS how often expired uploads are removed (PHOTOWALL_UPLOAD_REAPER_INTERVAL; default 60)
           --upload-stall-timeout SECONDS   a PATCH that received nothing for this long gives way to a newer PATCH
                                            of the same upload (PHOTOWALL_UPLOAD_STALL_TIMEOUT; default 5)
+          --web-root DIR         serve the browser wall at / from DIR instead of the shipped files (PHOTOWALL_WEB_ROOT)
+          --facebook-dialog-url URL  the OAuth dialog the browser wall opens (PHOTOWALL_FACEBOOK_DIALOG_URL; default
+                                 <facebook-url>/dialog/oauth, or www.facebook.com's for graph.facebook.com)
           --log-level LEVEL      trace|debug|info|notice|warning|error (PARSE_SERVER_LOG_LEVEL; default info)
           --allow-client-class-creation   let clients create classes (PARSE_SERVER_ALLOW_CLIENT_CLASS_CREATION)
           --stop-on-stdin-eof    shut down gracefully when standard input closes (for supervisors and tests)
@@ -60,7 +65,7 @@ enum ServeCommand {
                                               "javascript-key", "public-url", "max-upload-size", "max-json-size",
                                               "worker-threads", "log-level", "thumbnail-size", "display-size", "upload-expiry", "upload-reaper-interval", "upload-stall-timeout",
                                               "facebook-url", "facebook-app-id", "facebook-app-secret", "friend-sync-ttl",
-                                              "wall-visibility", "feed-threshold"],
+                                              "wall-visibility", "feed-threshold", "web-root", "facebook-dialog-url"],
                                 flags: ["help", "allow-client-class-creation", "stop-on-stdin-eof"])
             if o.flag("help") { Terminal.write(help, to: 1); return 0 }
             return try serve(o)
@@ -142,10 +147,13 @@ enum ServeCommand {
         }
         let thumbnails = ThumbnailService(files: files, sizes: sizes, logger: logger)
         var providers: [String: any IdentityProvider] = [:]
+        var facebook: FacebookGraphProvider?
         if let graph = o.value("facebook-url", env: ["PHOTOWALL_FACEBOOK_URL"]) {
             let appIds = o.value("facebook-app-id", env: ["PHOTOWALL_FACEBOOK_APP_ID"]).map { $0.split(separator: ",").map(String.init) } ?? []
-            providers["facebook"] = FacebookGraphProvider(baseURL: graph, appIds: appIds,
-                                                          appSecret: o.value("facebook-app-secret", env: ["PHOTOWALL_FACEBOOK_APP_SECRET"]))
+            let provider = FacebookGraphProvider(baseURL: graph, appIds: appIds,
+                                                 appSecret: o.value("facebook-app-secret", env: ["PHOTOWALL_FACEBOOK_APP_SECRET"]))
+            providers["facebook"] = provider
+            facebook = provider
         }
         var friendTTL: Int64 = 3600
         if let t = o.value("friend-sync-ttl", env: ["PHOTOWALL_FRIEND_SYNC_TTL"]) {
@@ -189,10 +197,13 @@ enum ServeCommand {
                            fileAccess: fileAccess, functions: ["feed": feed.function], logger: logger)
         var apiRouter = Router()
         api.register(on: &apiRouter)
+        let web = try webApp(o, config: config, facebook: facebook)
+        web?.register(on: &apiRouter)
         box.set(apiRouter)
 
         Terminal.write("""
             PhotoWall listening on http://\(shownHost):\(boundPort)\(config.mountPath)
+              wall:        \(web.map { "http://\(shownHost):\(boundPort)/ (files from \($0.assets.root))" } ?? "off (web files not found: set --web-root)")
               data:        \(database is SQLiteAdapter ? "\(dataDir)/photowall.sqlite (SQLite)" : "PostgreSQL"), files in \(describe(store, dataDir: dataDir))
               app id:      \(config.appId)
               master key:  \(config.masterKey == "photowall-master" ? "photowall-master (development default: set --master-key)" : "(set)")
@@ -243,6 +254,33 @@ extension ServeCommand {
         guard let s3 = store as? S3FileStore else { return dataDir + "/files" }
         let c = s3.client.configuration
         return "S3 \(c.endpoint)/\(c.bucket)/\(s3.keyPrefix)"
+    }
+
+    /// The browser wall, from `--web-root` or the shipped files; nil (with a warning) when neither is there.
+    static func webApp(_ o: Options, config: ServerConfig, facebook: FacebookGraphProvider?) throws -> WebApp? {
+        let root: String
+        if let r = o.value("web-root", env: ["PHOTOWALL_WEB_ROOT"]) {
+            root = r
+        } else if let r = WebAssets.defaultRoot() {
+            root = r
+        } else {
+            Terminal.write("photowall serve: the browser wall's files were not found next to the binary; set --web-root\n", to: 2)
+            return nil
+        }
+        let assets: WebAssets
+        do { assets = try WebAssets(root: root) } catch {
+            throw UsageError(description: "cannot read --web-root \(root): \(error.localizedDescription)")
+        }
+        guard assets.files["index.html"] != nil else { throw UsageError(description: "no index.html in --web-root \(root)") }
+        let dialog = o.value("facebook-dialog-url", env: ["PHOTOWALL_FACEBOOK_DIALOG_URL"]) ?? facebook.map { WebConfig.dialogURL(forGraphBase: $0.baseURL) }
+        let webConfig = WebConfig(appId: config.appId, serverPath: config.mountPath, facebookDialogURL: dialog,
+                                  facebookAppId: facebook?.appIds.first, maxUploadBytes: config.maxUploadBytes)
+        // The public URL may name another origin (a proxy, another host name): its images and API must load too.
+        var origins: [String] = []
+        if let u = URLComponents(string: config.publicServerURL), let scheme = u.scheme, let host = u.host {
+            origins.append("\(scheme)://\(host)\(u.port.map { ":\($0)" } ?? "")")
+        }
+        return WebApp(assets: assets, config: webConfig, facebook: facebook, extraOrigins: origins)
     }
 }
 

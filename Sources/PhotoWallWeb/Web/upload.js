@@ -1,0 +1,154 @@
+// Upload: pick or drop photos, an optional comment, one progress bar per file driven by the tus
+// client's byte counts; then the WallImage (and comment) objects, as `photowall upload` does.
+
+import { TusUpload, pendingUploads } from './tus.js';
+
+const $ = (id) => document.getElementById(id);
+const TYPES = new Set(['image/jpeg', 'image/png']);
+const MiB = 1024 * 1024;
+
+function size(bytes) {
+  return bytes >= MiB ? `${(bytes / MiB).toFixed(1)} MB` : `${Math.max(1, Math.round(bytes / 1024))} kB`;
+}
+
+export class Uploader {
+  constructor(api, config, { session, wall, onAuthError, notify }) {
+    this.api = api;
+    this.config = config;
+    this.session = session;
+    this.wall = wall;
+    this.onAuthError = onAuthError;
+    this.notify = notify;
+    this.input = $('files');
+    this.list = $('uploads');
+    this.chunkBytes = Number(localStorage.getItem('photowall.chunkBytes')) || 2 * MiB;
+    $('upload-form').addEventListener('submit', (e) => {
+      e.preventDefault();
+      this.uploadAll([...this.input.files]);
+    });
+    const drop = $('drop');
+    drop.addEventListener('dragover', (e) => { e.preventDefault(); drop.classList.add('over'); });
+    drop.addEventListener('dragleave', () => drop.classList.remove('over'));
+    drop.addEventListener('drop', (e) => {
+      e.preventDefault();
+      drop.classList.remove('over');
+      this.uploadAll([...e.dataTransfer.files]);
+    });
+    this.showPending();
+  }
+
+  /** Tells about uploads a reload interrupted: choosing the same file again resumes them. */
+  showPending() {
+    const pending = pendingUploads(this.session.objectId);
+    const hint = $('resume-hint');
+    hint.hidden = pending.length === 0;
+    hint.textContent = pending.length === 0 ? '' : `Unfinished: ${pending.map((p) => `${p.name} (${Math.floor(100 * p.offset / p.size)}%)`).join(', ')}. `
+      + 'Choose the same file again to resume where it stopped.';
+  }
+
+  async uploadAll(files) {
+    if (files.length === 0) { this.notify('Choose one or more photos first.'); this.input.focus(); return; }
+    this.notify('');
+    const comment = $('upload-comment').value.trim();
+    $('upload-comment').value = '';
+    this.input.value = '';
+    // Two at a time: enough to fill the line without starving the wall's requests.
+    const queue = files.map((f) => ({ file: f, row: this.row(f) }));
+    const worker = async () => { for (let job; (job = queue.shift());) await this.upload(job.file, job.row, comment); };
+    await Promise.all([worker(), worker()]);
+    this.showPending();
+  }
+
+  row(file) {
+    const li = document.createElement('li');
+    li.className = 'upload-item';
+    li.dataset.name = file.name;
+    const name = document.createElement('span');
+    name.className = 'name';
+    name.textContent = file.name;
+    const bar = document.createElement('progress');
+    bar.max = 100;
+    bar.value = 0;
+    bar.setAttribute('aria-label', `Upload of ${file.name}`);
+    const text = document.createElement('span');
+    text.className = 'upload-status';
+    text.textContent = 'Waiting…';
+    li.append(name, bar, text);
+    this.list.prepend(li);
+    return li;
+  }
+
+  async upload(file, li, comment) {
+    const bar = li.querySelector('progress');
+    const text = li.querySelector('.upload-status');
+    const say = (message) => { $('upload-live').textContent = `${file.name}: ${message}`; };
+    let quarter = 0;
+    const fail = (message) => {
+      li.classList.add('failed');
+      text.textContent = `Failed: ${message}`;
+      this.notify(`${file.name}: ${message}`);
+    };
+    if (!TYPES.has(file.type)) { fail('only JPEG and PNG photos can be shared.'); return; }
+    if (file.size === 0) { fail('the file is empty.'); return; }
+    if (this.config.maxUploadBytes && file.size > this.config.maxUploadBytes) {
+      fail(`the file is larger than the server accepts (${size(this.config.maxUploadBytes)}).`); return;
+    }
+    const tus = new TusUpload(file, {
+      endpoint: `${this.config.serverPath}/uploads`,
+      headers: () => ({ 'X-Parse-Application-Id': this.config.appId, 'X-Parse-Session-Token': this.session.sessionToken }),
+      userId: this.session.objectId,
+      chunkBytes: this.chunkBytes,
+      onProgress: (sent, total) => {
+        const percent = total ? Math.floor((100 * sent) / total) : 100;
+        bar.value = percent;
+        bar.setAttribute('aria-valuetext', `${percent}%`);
+        li.dataset.sent = String(sent);
+        text.textContent = `${size(sent)} of ${size(total)} (${percent}%)`;
+        if (Math.floor(percent / 25) > quarter) { quarter = Math.floor(percent / 25); say(`${percent}% uploaded`); }
+      },
+      onEvent: (e) => {
+        if (e.type === 'resumed') {
+          say(`resuming at ${Math.floor((100 * e.offset) / file.size)}%`);
+          li.dataset.resumedFrom = String(e.offset);
+          li.dataset.uploadUrl = e.url;
+        } else if (e.type === 'created') {
+          say('upload started');
+          li.dataset.uploadUrl = e.url;
+        } else if (e.type === 'patch' && li.dataset.firstPatchOffset === undefined) {
+          li.dataset.firstPatchOffset = String(e.offset);
+        } else if (e.type === 'retry') {
+          li.dataset.retries = String(Number(li.dataset.retries ?? 0) + 1);
+          text.textContent = `Connection trouble, retrying (${e.attempt})…`;
+        }
+      },
+    });
+    try {
+      const done = await tus.start();
+      bar.value = 100;
+      text.textContent = 'Uploaded, posting…';
+      const image = { __type: 'File', name: done.fileName };
+      const created = await this.api.call('POST', '/classes/WallImage', { image });
+      tus.forget();
+      li.dataset.objectId = created.objectId;
+      let comments = [];
+      if (comment) {
+        const c = await this.api.call('POST', '/classes/WallImageComment', { comment, imageObjectId: created.objectId });
+        comments = [{ objectId: c.objectId, comment, user: { name: this.session.name } }];
+      }
+      // Read it back for the thumbnail and display URLs (signed for the viewers allowed).
+      const saved = await this.api.call('GET', `/classes/WallImage/${encodeURIComponent(created.objectId)}`);
+      this.wall.add({
+        objectId: created.objectId,
+        createdAt: created.createdAt,
+        user: { objectId: this.session.objectId, name: this.session.name ?? this.session.username },
+        image: saved.image, thumbnail: saved.thumbnail, display: saved.display,
+        width: saved.width, height: saved.height, commentCount: comments.length, comments,
+      }, true);
+      li.classList.add('done');
+      text.textContent = 'Done: on the wall.';
+      say('done, the photo is on the wall');
+    } catch (e) {
+      if (!this.onAuthError(e)) fail(`${e.message}${e.code && e.code !== e.status ? ` (code ${e.code})` : ''}`);
+    }
+  }
+}
