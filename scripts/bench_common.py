@@ -1,4 +1,6 @@
-"""Shared pieces of the benchmark scripts: start and stop PhotoWall and nginx on loopback."""
+"""Shared pieces of the benchmark scripts: start and stop PhotoWall and nginx on loopback, call the API,
+drive the `photowall` upload client."""
+import json
 import os
 import re
 import subprocess
@@ -91,3 +93,46 @@ def rss_sampler(pid, stop_event, out):
             break
         time.sleep(0.02)
     out.append(peak)
+
+
+def api(port, app, master, method, path, body=None, token=None):
+    """One Parse REST call (master key unless TOKEN). - Returns: the decoded JSON answer."""
+    headers = {"X-Parse-Application-Id": app, "Content-Type": "application/json"}
+    if token:
+        headers["X-Parse-Session-Token"] = token
+    else:
+        headers["X-Parse-Master-Key"] = master
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/parse{path}", method=method,
+                                 data=json.dumps(body).encode() if body is not None else None, headers=headers)
+    with urllib.request.urlopen(req) as r:
+        return json.loads(r.read() or b"{}")
+
+
+class CLI:
+    """The photowall client with its own config/cache directories, logged in to a bench server as a new user."""
+
+    def __init__(self, binary, app, master, home, port, user="bench"):
+        self.binary = binary
+        self.env = dict(os.environ, HOME=home, XDG_CONFIG_HOME=home + "/config", XDG_CACHE_HOME=home + "/cache")
+        for k in ("PHOTOWALL_SERVER", "PARSE_SERVER_APPLICATION_ID", "PHOTOWALL_PASSWORD"):
+            self.env.pop(k, None)
+        self.server = f"http://127.0.0.1:{port}/parse"
+        api(port, app, master, "POST", "/users", {"username": user, "password": "bench-pw"})
+        subprocess.run([binary, "login", user, "--password", "bench-pw", "--server", self.server, "--app-id", app],
+                       env=self.env, check=True, stdout=subprocess.DEVNULL)
+
+    def upload(self, files, *args):
+        """Runs `photowall upload`. - Returns: (seconds from the first start to the last uploaded event, events)."""
+        p = subprocess.Popen([self.binary, "upload", *files, "--json", *args], env=self.env, stdout=subprocess.PIPE, text=True)
+        first, last, events = None, None, []
+        for line in p.stdout:
+            now = time.monotonic()
+            e = json.loads(line)
+            events.append(e)
+            if e["event"] == "start" and first is None:
+                first = now
+            if e["event"] == "uploaded":
+                last = now
+        if p.wait() != 0:
+            raise SystemExit(f"photowall upload failed ({p.returncode}): {[e for e in events if e['event'] == 'error']}")
+        return last - first, events

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""File store benchmark (issue 6, item 2), on loopback, in one run: upload MB/s of a 256 MiB
-`POST /parse/files/NAME` (curl --data-binary) into the filesystem store and into the S3 store
-(`--files s3://…` on a throw-away SeaweedFS from scripts/s3.sh), beside `curl --aws-sigv4 -T` of the
-same file straight into SeaweedFS (the peer: what the S3 server takes without PhotoWall in between).
+"""File store benchmark (issue 6, item 2), on loopback, in one run: upload MB/s of a 256 MiB file into
+the filesystem store and into the S3 store (`--files s3://…` on a throw-away SeaweedFS from
+scripts/s3.sh), both as one `POST /parse/files/NAME` (curl --data-binary) and as a resumable tus upload
+(`photowall upload --file-only`, 8 MiB chunks with SHA-256; on S3 each chunk becomes multipart parts
+and a tail, see S3UploadParts), beside `curl --aws-sigv4 -T` of the same file straight into SeaweedFS
+(the peer: what the S3 server takes without PhotoWall in between).
 Rounds are taken in turn; the table shows the median MB/s with the range.
 
 Usage: bench_s3.py PHOTOWALL_BINARY    Environment: BENCH_ROUNDS (default 3), BENCH_S3_MB (default 256).
@@ -15,7 +17,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import start_photowall, stop  # noqa: E402
+from bench_common import CLI, start_photowall, stop  # noqa: E402
 
 BIN = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ".build/release/photowall")
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
@@ -69,13 +71,20 @@ def main():
         peer = ["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "--aws-sigv4", "aws:amz:us-east-1:s3",
                 "--user", f"{s3['AWS_ACCESS_KEY_ID']}:{s3['AWS_SECRET_ACCESS_KEY']}", "-H", "x-amz-content-sha256: UNSIGNED-PAYLOAD",
                 "-T", blob, f"{endpoint}/{bucket}/peer/bench.bin"]
-        cases = [("PhotoWall POST /files → filesystem store", post(fs_port)),
-                 ("PhotoWall POST /files → S3 store (SeaweedFS)", post(s3_port)),
-                 ("curl -T straight into SeaweedFS (peer)", peer)]
+        fs_cli = CLI(BIN, APP, MASTER, os.path.join(tmp, "home-fs"), fs_port)
+        s3_cli = CLI(BIN, APP, MASTER, os.path.join(tmp, "home-s3"), s3_port)
+
+        def tus(cli):
+            return lambda: cli.upload([blob], "--file-only", "--chunk-size", "8m", "--checksum", "sha256")[0]
+        cases = [("PhotoWall POST /files → filesystem store", lambda: timed(post(fs_port), env)),
+                 ("PhotoWall POST /files → S3 store (SeaweedFS)", lambda: timed(post(s3_port), env)),
+                 ("PhotoWall tus, 8 MiB chunks → filesystem store", tus(fs_cli)),
+                 ("PhotoWall tus, 8 MiB chunks → S3 multipart (SeaweedFS)", tus(s3_cli)),
+                 ("curl -T straight into SeaweedFS (peer)", lambda: timed(peer, env))]
         times = {name: [] for name, _ in cases}
         for _ in range(ROUNDS):
-            for name, cmd in cases:
-                times[name].append(timed(cmd, env))
+            for name, run in cases:
+                times[name].append(run())
         print(f"\n### {MB} MiB file upload, MB/s (median of {ROUNDS}, range), loopback, one run\n")
         print("| path | MB/s | range |")
         print("|---|---:|---:|")

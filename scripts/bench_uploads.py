@@ -40,6 +40,7 @@ PARALLEL = 32
 PARALLEL_MB = 64
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_common  # noqa: E402
 from bench_common import rss_sampler, start_nginx, stop, start_photowall as _start  # noqa: E402
 
 
@@ -69,44 +70,11 @@ def make_png(path, total):
 
 
 def api(port, method, path, body=None, token=None):
-    headers = {"X-Parse-Application-Id": APP, "Content-Type": "application/json"}
-    if token:
-        headers["X-Parse-Session-Token"] = token
-    else:
-        headers["X-Parse-Master-Key"] = MASTER
-    req = urllib.request.Request(f"http://127.0.0.1:{port}/parse{path}", method=method,
-                                 data=json.dumps(body).encode() if body is not None else None, headers=headers)
-    with urllib.request.urlopen(req) as r:
-        return json.loads(r.read() or b"{}")
+    return bench_common.api(port, APP, MASTER, method, path, body, token)
 
 
-class CLI:
-    """The photowall client with its own config/cache directories, logged in to the bench server."""
-
-    def __init__(self, home, port):
-        self.env = dict(os.environ, HOME=home, XDG_CONFIG_HOME=home + "/config", XDG_CACHE_HOME=home + "/cache")
-        for k in ("PHOTOWALL_SERVER", "PARSE_SERVER_APPLICATION_ID", "PHOTOWALL_PASSWORD"):
-            self.env.pop(k, None)
-        self.server = f"http://127.0.0.1:{port}/parse"
-        api(port, "POST", "/users", {"username": "bench", "password": "bench-pw"})
-        subprocess.run([BIN, "login", "bench", "--password", "bench-pw", "--server", self.server, "--app-id", APP],
-                       env=self.env, check=True, stdout=subprocess.DEVNULL)
-
-    def upload(self, files, *args):
-        """Runs `photowall upload`. - Returns: (seconds from the first start to the last uploaded event, events)."""
-        p = subprocess.Popen([BIN, "upload", *files, "--json", *args], env=self.env, stdout=subprocess.PIPE, text=True)
-        first, last, events = None, None, []
-        for line in p.stdout:
-            now = time.monotonic()
-            e = json.loads(line)
-            events.append(e)
-            if e["event"] == "start" and first is None:
-                first = now
-            if e["event"] == "uploaded":
-                last = now
-        if p.wait() != 0:
-            raise SystemExit(f"photowall upload failed ({p.returncode}): {[e for e in events if e['event'] == 'error']}")
-        return last - first, events
+def CLI(home, port):
+    return bench_common.CLI(BIN, APP, MASTER, home, port)
 
 
 def vm_hwm(pid):
