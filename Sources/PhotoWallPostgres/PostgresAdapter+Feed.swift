@@ -3,9 +3,10 @@ import PhotoWallStorage
 
 /// The friend feed's queries in PostgreSQL's best forms (social-and-uploads.md §5.4–5.5).
 ///
-/// - `.perAuthor`: one `LATERAL` probe per author on `i_WallImage_userFBId`
-///   (`(doc->>'userFBId'), "createdAt"`), each at most `limit` keys, merged by one outer sort.
-/// - `.globalScan`: the `"createdAt", "objectId"` index walked newest first from the cursor, capped at
+/// - `.perAuthor`: one `LATERAL` probe per author on `i_WallImage_feedAuthor`
+///   (`"feedAuthor", "createdAt" DESC, "objectId" DESC`, index-only), each at most `limit` keys,
+///   merged by one outer sort.
+/// - `.globalScan`: `i_WallImage_feedTime` walked newest first from the cursor (index-only), capped at
 ///   `scanLimit` entries, keeping authors in the set. The executor pulls rows lazily, so a dense friend
 ///   set stops after about a page; the set is an array constant in a custom plan (hashed
 ///   `= ANY`), and it filters *outside* the capped sub-select so the planner can't switch to the
@@ -20,26 +21,34 @@ extension PostgresAdapter: FeedStore {
     public func feedKeys(authors: [String]?, viewerFBId: String, before: FeedCursor?, limit: Int, strategy: FeedStrategy,
                          scanLimit: Int) throws(ParseError) -> (keys: [FeedCursor], scannedToEnd: Bool) {
         guard try schema(of: "WallImage") != nil, limit > 0 else { return ([], true) }
-        // nil: the viewer and their friends from the friend table.
-        var everyone = authors ?? [viewerFBId]
-        if authors == nil { everyone += try friends(of: viewerFBId) }
-        let authors = everyone
         let t = Self.table("WallImage")
-        let author = PostgresQueryCompiler.textPath("userFBId")
+        let author = "\"feedAuthor\""  // = doc->>'userFBId', stored (see `PostgresAdapter.feedProjection`)
         var params = PostgresQueryCompiler.Params()
         var older = "TRUE"
         if let before {
             older = "(\"createdAt\", \"objectId\") < (\(params.add(String(before.createdAt), cast: "bigint")), \(params.add(before.objectId, cast: "text")))"
         }
-        let audience = PostgresQueryCompiler.textArrayLiteral(Array(Set(authors)).sorted())
+        // The audience: the given authors as one array parameter, or (nil) the viewer and their
+        // friends joined from the friend table in the query — never thousands of ids built here.
+        let audienceRows: String
+        let isAudience: (String) -> String
+        if let authors {
+            let set = params.add(PostgresQueryCompiler.textArrayLiteral(Array(Set(authors)).sorted()), cast: "text[]")
+            audienceRows = "SELECT unnest(\(set)) AS author"
+            isAudience = { "\($0) = ANY(\(set))" }
+        } else {
+            let viewer = params.add(viewerFBId, cast: "text")
+            audienceRows = "SELECT \"friendFBId\" AS author FROM \"_FRIENDS\" WHERE \"userFBId\" = \(viewer) UNION SELECT \(viewer)"
+            isAudience = { "(\($0) = \(viewer) OR EXISTS (SELECT 1 FROM \"_FRIENDS\" f WHERE f.\"userFBId\" = \(viewer) AND f.\"friendFBId\" = \($0)))" }
+        }
         let keysOf: ([String?]) -> FeedCursor = { FeedCursor(createdAt: Int64($0[0] ?? "0") ?? 0, objectId: $0[1] ?? "") }
         return try guarded {
             try pool.withConnection { conn in
                 switch strategy {
                 case .perAuthor:
-                    let set = params.add(audience, cast: "text[]"), n = params.add(String(limit), cast: "bigint")
+                    let n = params.add(String(limit), cast: "bigint")
                     let sql = """
-                        SELECT k."createdAt", k."objectId" FROM unnest(\(set)) AS a(author)
+                        SELECT k."createdAt", k."objectId" FROM (\(audienceRows)) AS a
                         CROSS JOIN LATERAL (SELECT "createdAt", "objectId" FROM \(t) WHERE \(author) = a.author AND \(older)
                                             ORDER BY "createdAt" DESC, "objectId" DESC LIMIT \(n)) k
                         ORDER BY k."createdAt" DESC, k."objectId" DESC LIMIT \(n)
@@ -47,12 +56,12 @@ extension PostgresAdapter: FeedStore {
                     return (try conn.query(sql, params.values).rows.map(keysOf), true)
                 case .globalScan:
                     let scan = params.add(String(scanLimit), cast: "bigint")
-                    let set = params.add(audience, cast: "text[]"), n = params.add(String(limit), cast: "bigint")
+                    let n = params.add(String(limit), cast: "bigint")
                     let sql = """
                         SELECT "createdAt", "objectId" FROM (
                             SELECT "createdAt", "objectId", \(author) AS author FROM \(t) WHERE \(older)
                             ORDER BY "createdAt" DESC, "objectId" DESC LIMIT \(scan)) s
-                        WHERE author = ANY(\(set)) ORDER BY "createdAt" DESC, "objectId" DESC LIMIT \(n)
+                        WHERE \(isAudience("s.author")) ORDER BY "createdAt" DESC, "objectId" DESC LIMIT \(n)
                         """
                     let keys = try conn.query(sql, params.values).rows.map(keysOf)
                     if keys.count >= limit { return (keys, true) }

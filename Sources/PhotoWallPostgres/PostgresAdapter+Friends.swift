@@ -28,6 +28,14 @@ extension PostgresAdapter {
         }
     }
 
+    public func friendCount(of userFBId: String) throws(ParseError) -> Int {
+        try guarded {
+            try pool.withConnection { conn in
+                Int(try conn.query("SELECT count(*) FROM \"_FRIENDS\" WHERE \"userFBId\" = $1::text", [userFBId]).first?[0] ?? "0") ?? 0
+            }
+        }
+    }
+
     public func friendsSyncedAt(_ userFBId: String) throws(ParseError) -> ParseDate? {
         try guarded {
             try pool.withConnection { conn in

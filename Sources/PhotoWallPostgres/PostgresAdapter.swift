@@ -108,7 +108,28 @@ public final class PostgresAdapter: DatabaseAdapter, FriendGraphStore {
             ADD COLUMN IF NOT EXISTS "digestState" text, ADD COLUMN IF NOT EXISTS writer text,
             ADD COLUMN IF NOT EXISTS "writerSeenAt" bigint;
         """,
+        // The feed projection (see `feedProjection`) on a WallImage table made before it.
+        """
+        DO $$ BEGIN
+          IF to_regclass('"c_WallImage"') IS NOT NULL THEN
+            ALTER TABLE "c_WallImage" ADD COLUMN IF NOT EXISTS "feedAuthor" text GENERATED ALWAYS AS (doc->>'userFBId') STORED;
+            CREATE INDEX IF NOT EXISTS "i_WallImage_feedAuthor" ON "c_WallImage"("feedAuthor", "createdAt" DESC, "objectId" DESC);
+            CREATE INDEX IF NOT EXISTS "i_WallImage_feedTime" ON "c_WallImage"("createdAt" DESC, "objectId" DESC) INCLUDE ("feedAuthor");
+          END IF;
+        END $$;
+        """,
     ]
+
+    /// The friend feed's own columns on `WallImage`: the author (`userFBId`) as a stored generated
+    /// column, so both feed forms run as index-only scans — `("feedAuthor", "createdAt", "objectId")`
+    /// per author, `("createdAt", "objectId") INCLUDE ("feedAuthor")` newest first — where an
+    /// expression index on `doc->>'userFBId'` would fetch every row from the heap (PostgreSQL
+    /// plans index-only scans only when every column a query needs is in the index: docs §11.9).
+    static let feedProjection = """
+        ALTER TABLE "c_WallImage" ADD COLUMN IF NOT EXISTS "feedAuthor" text GENERATED ALWAYS AS (doc->>'userFBId') STORED;
+        CREATE INDEX IF NOT EXISTS "i_WallImage_feedAuthor" ON "c_WallImage"("feedAuthor", "createdAt" DESC, "objectId" DESC);
+        CREATE INDEX IF NOT EXISTS "i_WallImage_feedTime" ON "c_WallImage"("createdAt" DESC, "objectId" DESC) INCLUDE ("feedAuthor");
+        """
 
     func migrate() throws(ParseError) {
         try guarded {
@@ -190,6 +211,7 @@ public final class PostgresAdapter: DatabaseAdapter, FriendGraphStore {
             CREATE INDEX IF NOT EXISTS "i_\(className)_createdAt" ON \(t)("createdAt", "objectId");
             CREATE INDEX IF NOT EXISTS "i_\(className)_updatedAt" ON \(t)("updatedAt");
             """)
+        if className == "WallImage" { try conn.execute(Self.feedProjection) }
         try conn.query("INSERT INTO \"_SCHEMA\"(\"className\", fields) VALUES ($1::text, '{}'::jsonb) ON CONFLICT DO NOTHING", [className])
         if let row = try conn.query(select, [className]).first { return Self.decodeSchema(className, row[0]) }
         return ClassSchema(className: className, fields: [:])

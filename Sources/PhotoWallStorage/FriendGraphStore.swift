@@ -30,4 +30,7 @@ public protocol BulkLoading: DatabaseAdapter, FriendGraphStore {
     func bulkInsert(_ objects: [StoredObject]) throws(ParseError)
     /// Adds friendships (both directions) and marks every user in them as synced now.
     func bulkInsertFriendships(_ pairs: [(String, String)]) throws(ParseError)
+    /// After a bulk load: refreshes the planner's statistics (`ANALYZE`), so the first queries get
+    /// the plans they will get later.
+    func finishBulkLoad() throws(ParseError)
 }

@@ -158,6 +158,7 @@ enum SeedDemoCommand {
         }
         try db.bulkInsert(batch)
         try db.bulkInsert(comments)
+        try db.finishBulkLoad()
 
         // Sessions for the benchmark viewers.
         var viewerJSON: [JSON] = []

@@ -1,11 +1,12 @@
 // A small tus 1.0.0 client (creation, HEAD to resume, PATCH in chunks, sha256 checksums when the page
 // is a secure context). The upload URL is kept in localStorage under the file's fingerprint
 // (name, size, lastModified), so choosing the same file again after a reload or a dropped network
-// resumes from the offset the server reports instead of sending everything again.
+// resumes from the offset the server reports instead of sending everything again (upload.js keeps the
+// file itself in IndexedDB, so after a reload that happens without choosing it again).
 
 import { ApiError } from './api.js';
 
-const STORE_PREFIX = 'photowall.tus:';
+export const STORE_PREFIX = 'photowall.tus:';
 const RETRYABLE = new Set([0, 408, 423, 429, 500, 502, 503, 504]);
 
 /** The localStorage key of a file's upload for one user. */
@@ -13,13 +14,13 @@ export function fingerprint(file, userId) {
   return `${STORE_PREFIX}${userId}:${file.name}:${file.size}:${file.lastModified}`;
 }
 
-/** Unfinished uploads remembered for a user: [{name, size, url, offset}] (offset as last seen). */
+/** Unfinished uploads remembered for a user: [{key, name, size, url, offset}] (offset as last seen). */
 export function pendingUploads(userId) {
   const out = [];
   for (let i = 0; i < localStorage.length; i++) {
     const key = localStorage.key(i);
     if (!key.startsWith(`${STORE_PREFIX}${userId}:`)) continue;
-    try { out.push(JSON.parse(localStorage.getItem(key))); } catch { localStorage.removeItem(key); }
+    try { out.push({ ...JSON.parse(localStorage.getItem(key)), key }); } catch { localStorage.removeItem(key); }
   }
   return out;
 }

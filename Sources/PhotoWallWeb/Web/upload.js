@@ -1,7 +1,9 @@
 // Upload: pick or drop photos, an optional comment, one progress bar per file driven by the tus
-// client's byte counts; then the WallImage (and comment) objects, as `photowall upload` does.
+// client's byte counts; then the WallImage (and comment) objects, as `photowall upload` does. Files
+// of unfinished uploads are kept in IndexedDB, so a reload resumes them without asking again.
 
-import { TusUpload, pendingUploads } from './tus.js';
+import { TusUpload, pendingUploads, fingerprint, STORE_PREFIX } from './tus.js';
+import { keepPendingFile, dropPendingFile, pendingFiles } from './pending.js';
 
 const $ = (id) => document.getElementById(id);
 const TYPES = new Set(['image/jpeg', 'image/png']);
@@ -34,12 +36,26 @@ export class Uploader {
       drop.classList.remove('over');
       this.uploadAll([...e.dataTransfer.files]);
     });
-    this.showPending();
+    this.resumeKept().then(() => this.showPending());
   }
 
-  /** Tells about uploads a reload interrupted: choosing the same file again resumes them. */
+  /** Resumes by itself every upload a reload interrupted whose file the browser kept. */
+  async resumeKept() {
+    const remembered = new Set(pendingUploads(this.session.objectId).map((p) => p.key));
+    const kept = await pendingFiles(`${STORE_PREFIX}${this.session.objectId}:`);
+    const jobs = [];
+    for (const k of kept) {
+      if (!remembered.has(k.key)) { dropPendingFile(k.key); continue; } // finished or abandoned
+      jobs.push(this.upload(k.file, this.row(k.file), k.comment ?? ''));
+    }
+    if (jobs.length) this.notify(`Resuming ${jobs.length} unfinished upload${jobs.length > 1 ? 's' : ''}.`);
+    this.resuming = Promise.all(jobs).then(() => this.showPending());
+  }
+
+  /** Tells about interrupted uploads whose file is not at hand: choosing the same file again resumes them. */
   showPending() {
-    const pending = pendingUploads(this.session.objectId);
+    const busy = new Set([...this.list.querySelectorAll('li:not(.done):not(.failed)')].map((li) => li.dataset.key));
+    const pending = pendingUploads(this.session.objectId).filter((p) => !busy.has(p.key));
     const hint = $('resume-hint');
     hint.hidden = pending.length === 0;
     hint.textContent = pending.length === 0 ? '' : `Unfinished: ${pending.map((p) => `${p.name} (${Math.floor(100 * p.offset / p.size)}%)`).join(', ')}. `
@@ -63,6 +79,7 @@ export class Uploader {
     const li = document.createElement('li');
     li.className = 'upload-item';
     li.dataset.name = file.name;
+    li.dataset.key = fingerprint(file, this.session.objectId);
     const name = document.createElement('span');
     name.className = 'name';
     name.textContent = file.name;
@@ -93,6 +110,7 @@ export class Uploader {
     if (this.config.maxUploadBytes && file.size > this.config.maxUploadBytes) {
       fail(`the file is larger than the server accepts (${size(this.config.maxUploadBytes)}).`); return;
     }
+    await keepPendingFile(fingerprint(file, this.session.objectId), file, comment);
     const tus = new TusUpload(file, {
       endpoint: `${this.config.serverPath}/uploads`,
       headers: () => ({ 'X-Parse-Application-Id': this.config.appId, 'X-Parse-Session-Token': this.session.sessionToken }),
@@ -129,6 +147,7 @@ export class Uploader {
       const image = { __type: 'File', name: done.fileName };
       const created = await this.api.call('POST', '/classes/WallImage', { image });
       tus.forget();
+      dropPendingFile(tus.key);
       li.dataset.objectId = created.objectId;
       let comments = [];
       if (comment) {
@@ -148,6 +167,11 @@ export class Uploader {
       text.textContent = 'Done: on the wall.';
       say('done, the photo is on the wall');
     } catch (e) {
+      // Refused for good (not a network or session problem): nothing to resume later.
+      if (e.status >= 400 && e.status < 500 && e.status !== 401 && e.status !== 403 && e.status !== 423) {
+        tus.forget();
+        dropPendingFile(tus.key);
+      }
       if (!this.onAuthError(e)) fail(`${e.message}${e.code && e.code !== e.status ? ` (code ${e.code})` : ''}`);
     }
   }
