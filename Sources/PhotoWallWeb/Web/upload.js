@@ -48,8 +48,12 @@ export class Uploader {
       if (!remembered.has(k.key)) { dropPendingFile(k.key); continue; } // finished or abandoned
       jobs.push(this.upload(k.file, this.row(k.file), k.comment ?? ''));
     }
-    if (jobs.length) this.notify(`Resuming ${jobs.length} unfinished upload${jobs.length > 1 ? 's' : ''}.`);
-    this.resuming = Promise.all(jobs).then(() => this.showPending());
+    const message = `Resuming ${jobs.length} unfinished upload${jobs.length > 1 ? 's' : ''}.`;
+    if (jobs.length) this.notify(message, 'info');
+    this.resuming = Promise.all(jobs).then(() => {
+      if ($('notice').textContent === message) this.notify('');
+      this.showPending();
+    });
   }
 
   /** Tells about interrupted uploads whose file is not at hand: choosing the same file again resumes them. */
