@@ -1,5 +1,6 @@
 import PhotoWallCore
 import PhotoWallStorage
+import Synchronization
 
 /// The friend feed's queries in PostgreSQL's best forms (social-and-uploads.md §5.4–5.5).
 ///
@@ -13,10 +14,27 @@ import PhotoWallStorage
 ///   per-author index (the generic-plan `ANY($1)` trap).
 /// Cursors use row comparison `("createdAt", "objectId") < ($1, $2)`, an index condition on the
 /// composite index. PostgreSQL's measured crossover is about 700 authors (SQLite's about 2,500):
-/// see `PostgresAdapter.feedThreshold`.
+/// see `PostgresAdapter.suggestedFeedThreshold()`.
 extension PostgresAdapter: FeedStore {
-    /// Authors (friends + 1) up to which `.perAuthor` beats `.globalScan` on PostgreSQL (§5.4).
-    public static let feedThreshold = 700
+    /// Authors (friends + 1) up to which `.perAuthor` beats `.globalScan` on PostgreSQL, for
+    /// `images` wall images: √(0.045 × images), at least 50. The per-author cost grows with the
+    /// author count F, the time scan's with images ÷ F, so they cross near √(k × images); k is
+    /// measured (`make bench`, 1M images, 10 per user: both forms timed at 50 and 500 friends, crossing
+    /// near 210), and gives about 670 at 10M, where social-and-uploads.md §5.4 measured 700.
+    public static func feedThreshold(images: Double) -> Int { max(50, Int((0.045 * max(0, images)).squareRoot())) }
+
+    /// `feedThreshold` for the `WallImage` row count the planner's statistics hold
+    /// (`pg_class.reltuples`), read at most once a minute.
+    public func suggestedFeedThreshold() -> Int? {
+        let now = ContinuousClock.now
+        if let (at, value) = thresholdCache.withLock({ $0 }), now - at < .seconds(60) { return value }
+        let rows = (try? pool.withConnection { conn in
+            try conn.query("SELECT reltuples FROM pg_class WHERE oid = to_regclass($1::text)", [Self.table("WallImage")]).first?[0]
+        }).flatMap { $0 }.flatMap(Double.init) ?? 0
+        let value = Self.feedThreshold(images: rows)
+        thresholdCache.withLock { $0 = (now, value) }
+        return value
+    }
 
     public func feedKeys(authors: [String]?, viewerFBId: String, before: FeedCursor?, limit: Int, strategy: FeedStrategy,
                          scanLimit: Int) throws(ParseError) -> (keys: [FeedCursor], scannedToEnd: Bool) {

@@ -1,5 +1,6 @@
 import PhotoWallCore
 import PhotoWallStorage
+import Synchronization
 
 /// The PostgreSQL database, through libpq: selected with `--database postgres://…`.
 ///
@@ -25,6 +26,8 @@ import PhotoWallStorage
 public final class PostgresAdapter: DatabaseAdapter, FriendGraphStore {
     let pool: PostgresPool
     let schemas = ReadMostly<[String: ClassSchema]>([:])
+    /// The last `suggestedFeedThreshold()` and when it was computed.
+    let thresholdCache = Mutex<(ContinuousClock.Instant, Int)?>(nil)
     let logger: Logger
 
     /// Key of the advisory lock that serialises DDL and migrations across processes.

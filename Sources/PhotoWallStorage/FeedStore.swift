@@ -28,4 +28,11 @@ public protocol FeedStore: Sendable {
                   scanLimit: Int) throws(ParseError) -> (keys: [FeedCursor], scannedToEnd: Bool)
     /// The newest `perImage` comments of each image (newest first) and each image's comment count.
     func comments(ofImages ids: [String], perImage: Int) throws(ParseError) -> [String: (count: Int, latest: [StoredObject])]
+    /// The author count up to which `.perAuthor` is the cheaper strategy for the data as it is now
+    /// (it grows with the number of images), or nil to leave it to the caller's fixed threshold.
+    func suggestedFeedThreshold() -> Int?
+}
+
+extension FeedStore {
+    public func suggestedFeedThreshold() -> Int? { nil }
 }

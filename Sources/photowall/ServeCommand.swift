@@ -45,7 +45,8 @@ enum ServeCommand {
           --wall-visibility V    friends: images and comments seen by the owner and the owner's friends (default);
                                  public: by everyone (PHOTOWALL_WALL_VISIBILITY)
           --feed-threshold N     authors (friends + 1) up to which the feed probes per author; above it, it scans by
-                                 time (PHOTOWALL_FEED_THRESHOLD; default 300 on SQLite, 700 on PostgreSQL: the measured crossovers)
+                                 time (PHOTOWALL_FEED_THRESHOLD; default 300 on SQLite; on PostgreSQL
+                                 √(0.045 × WallImage rows), about 210 at 1M and 670 at 10M: the measured crossovers)
           --upload-expiry SECONDS          an unfinished resumable upload expires after this idle time (PHOTOWALL_UPLOAD_EXPIRY; default 86400)
           --upload-reaper-interval SECONDS how often expired uploads are removed (PHOTOWALL_UPLOAD_REAPER_INTERVAL; default 60)
           --upload-stall-timeout SECONDS   a PATCH that received nothing for this long gives way to a newer PATCH
@@ -176,7 +177,7 @@ enum ServeCommand {
         let users = try UserService(objects: objects, providers: providers, friends: friends, logger: logger)
         // Crossovers: PostgreSQL ~700 (social-and-uploads.md §5.4); SQLite ~300 with the covering feed table
         // (measured with scripts/bench_feed.py: at 500 friends the time walk is 2x faster than 501 probes).
-        var threshold = database is PostgresAdapter ? PostgresAdapter.feedThreshold : 300
+        var threshold: Int? = database is PostgresAdapter ? nil : 300  // PostgreSQL: from its statistics
         if let t = o.value("feed-threshold", env: ["PHOTOWALL_FEED_THRESHOLD"]) {
             guard let n = Int(t), n >= 0 else { throw UsageError(description: "bad --feed-threshold '\(t)'") }
             threshold = n

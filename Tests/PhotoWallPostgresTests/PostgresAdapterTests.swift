@@ -181,6 +181,14 @@ struct PostgresAdapterTests {
         #expect(try !db.deleteFile(named: "abc_x.jpg"))
     }
 
+    @Test func feedThresholdGrowsWithTheSquareRootOfTheImages() throws {
+        #expect(PostgresAdapter.feedThreshold(images: 0) == 50)
+        #expect(PostgresAdapter.feedThreshold(images: 1_000_000) == 212)
+        #expect(PostgresAdapter.feedThreshold(images: 10_000_000) == 670)
+        // A new database has no WallImage statistics yet: the floor.
+        #expect(db.suggestedFeedThreshold() == 50)
+    }
+
     @Test func uploadRecordsAndTheirLease() throws {
         try UploadRecordContract.run(db)
     }

@@ -15,8 +15,9 @@ public final class FeedService: Sendable {
     let store: any FeedStore
     let objects: ObjectService
     let wall: WallRules
-    /// Authors (friends + 1) up to which the per-author strategy is used.
-    public let perAuthorThreshold: Int
+    /// Authors (friends + 1) up to which the per-author strategy is used; nil: the store's
+    /// `suggestedFeedThreshold()` for the data as it is (300 when it has none).
+    public let fixedThreshold: Int?
     public let scanLimit: Int
     public static let defaultLimit = 20
     public static let maxLimit = 100
@@ -26,10 +27,13 @@ public final class FeedService: Sendable {
     let fileAccess: FileAccess?
 
     public init(store: any FeedStore, objects: ObjectService, wall: WallRules, fileAccess: FileAccess? = nil,
-                perAuthorThreshold: Int = 300, scanLimit: Int = 50_000) {
+                perAuthorThreshold: Int? = nil, scanLimit: Int = 50_000) {
         self.store = store; self.objects = objects; self.wall = wall; self.fileAccess = fileAccess
-        self.perAuthorThreshold = perAuthorThreshold; self.scanLimit = scanLimit
+        self.fixedThreshold = perAuthorThreshold; self.scanLimit = scanLimit
     }
+
+    /// The threshold in force now (see `fixedThreshold`).
+    public var perAuthorThreshold: Int { fixedThreshold ?? store.suggestedFeedThreshold() ?? 300 }
 
     /// `POST /functions/feed {limit, cursor}`.
     /// - Returns: `{"images":[…], "nextCursor": String|null}`; each image is
