@@ -12,10 +12,10 @@ import Glibc
 /// least 5 MiB (all but the last), while tus chunks can be any size. The part list (number, ETag,
 /// size) and the tail's key and size are the upload's `partState`, committed to the database with
 /// the offset; so the database alone says which parts count. A writer spools its request body to a
-/// local file (`<spool>/<id>.part`: the tail, then the new bytes) and, at `sync`, uploads every
-/// full part and a new tail. Parts and tails a crashed or preempted writer left are never listed
-/// in a committed state: a later part upload with the same number replaces them, stale tails are
-/// deleted when the upload is next opened, and everything goes at `remove`.
+/// local file (`<spool>/<id>.part`: room for the tail, then the new bytes) and, at `sync`, fetches
+/// the tail into that room, uploads every full part and a new tail. Parts and tails a crashed or
+/// preempted writer left are never listed in a committed state: a later part upload with the same
+/// number replaces them, stale tails are deleted at the next `sync`, and everything goes at `remove`.
 /// - Source: Amazon S3 API reference (CreateMultipartUpload, UploadPart, CompleteMultipartUpload,
 ///   AbortMultipartUpload); "Amazon S3 multipart upload limits" (5 MiB minimum part, 10,000 parts);
 ///   tusd's s3store keeps an incomplete part object the same way.
@@ -59,25 +59,12 @@ public final class S3UploadParts: UploadPartStore {
         guard let s = S3PartState(json: state), s.byteCount == offset else {
             throw ParseError(.fileSaveError, "Could not open the upload.", cause: S3Error(.invalidResponse, "upload state does not match offset \(offset)", operation: "open upload \(id)"))
         }
-        // Tails of earlier (committed or abandoned) states are garbage now.
-        if let stale = try? client.listAllObjects(prefix: tailPrefix(id)) {
-            for o in stale where o.key != s.tailKey { try? client.deleteObject(key: o.key) }
-        }
+        // No network here: this runs on the engine thread as the PATCH starts. The tail is fetched
+        // and stale tails are removed in `sync`, on a worker thread, and only when bytes arrived.
         let path = spoolDirectory + "/" + id + ".part"
         unlink(path)  // a fresh file: a writer that gave way may still hold the old one open
         let fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw ParseError(.fileSaveError, "Could not open the upload.", cause: POSIXFailure(call: "open \(path)", code: errno)) }
-        if let tail = s.tailKey, s.tailBytes > 0 {
-            do throws(S3Error) {
-                let got = try client.getObject(key: tail, toFileDescriptor: fd)
-                guard got == s.tailBytes else {
-                    throw S3Error(.invalidResponse, "tail is \(got) bytes, expected \(s.tailBytes)", operation: "GetObject \(tail)")
-                }
-            } catch {
-                close(fd); unlink(path)
-                throw error.parseError(.read, name: id)
-            }
-        }
         return S3PartWriter(parts: self, id: id, state: s, fd: fd, path: path)
     }
 
@@ -167,10 +154,13 @@ final class S3PartWriter: UploadPartWriter {
     let path: String
     /// Bytes in the spool: the tail (`state.tailBytes`) then the new bytes.
     var spooled: Int64
+    /// Whether the spool's first `state.tailBytes` hold the tail yet (fetched at the first `sync`).
+    var tailInSpool: Bool
 
     init(parts: S3UploadParts, id: String, state: S3PartState, fd: Int32, path: String) {
         self.parts = parts; self.id = id; self.state = state; self.fd = fd; self.path = path
         spooled = state.tailBytes
+        tailInSpool = state.tailBytes == 0
     }
 
     deinit { close() }
@@ -183,10 +173,22 @@ final class S3PartWriter: UploadPartWriter {
     }
 
     func sync() throws(ParseError) -> (size: Int64, state: String) {
+        // Nothing new: the committed state stands, no request needed.
+        guard spooled > state.tailBytes else { return (state.byteCount, state.json) }
         let client = parts.client
         var next = state
         var at: Int64 = 0
         do throws(S3Error) {
+            if !tailInSpool, let tail = state.tailKey {
+                let bytes = try client.getObject(key: tail, maxBytes: Int(parts.partBytes))
+                guard Int64(bytes.count) == state.tailBytes else {
+                    throw S3Error(.invalidResponse, "tail is \(bytes.count) bytes, expected \(state.tailBytes)", operation: "GetObject \(tail)")
+                }
+                guard bytes.withUnsafeBytes({ pwriteAll(fd, $0, at: 0) }) else {
+                    throw S3Error(.fileError, "could not write the spool", operation: "GetObject \(tail)", systemError: errno)
+                }
+                tailInSpool = true
+            }
             while spooled - at >= parts.partBytes {
                 let n = (next.parts.last?.number ?? 0) + 1
                 guard n <= S3Client.maximumPartNumber else { throw S3Error(.invalidResponse, "more than 10,000 parts", operation: "UploadPart") }
@@ -196,9 +198,7 @@ final class S3PartWriter: UploadPartWriter {
                 at += parts.partBytes
             }
             let rest = spooled - at
-            if rest == next.tailBytes && at == 0 {
-                // Nothing new: the tail stays as it is.
-            } else if rest > 0 {
+            if rest > 0 {
                 let key = parts.tailPrefix(id) + "tail-" + ParseIdentifier.alphanumeric(12)
                 _ = try client.putObject(key: key, fileDescriptor: fd, offset: at, length: rest)
                 next.tailKey = key
@@ -206,6 +206,11 @@ final class S3PartWriter: UploadPartWriter {
                 next.tailKey = nil
             }
             next.tailBytes = rest
+            // Tails of earlier syncs that were never committed (a crash, a preempted writer) are
+            // garbage; the committed one stays until the new state is committed.
+            if let stale = try? client.listAllObjects(prefix: parts.tailPrefix(id)) {
+                for o in stale where o.key != state.tailKey && o.key != next.tailKey { try? client.deleteObject(key: o.key) }
+            }
         } catch {
             throw error.parseError(.write, name: id)
         }

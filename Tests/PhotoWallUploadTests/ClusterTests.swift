@@ -246,24 +246,11 @@ final class Cluster: @unchecked Sendable {
         try p.run()
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
-            if canConnect(port: port) { return p }
+            if (try? TestHTTPClient(port: port, timeoutSeconds: 1)) != nil { return p }
             Thread.sleep(forTimeInterval: 0.05)
         }
         p.terminate()
         throw TestServerError(description: "nginx did not start: \((try? String(contentsOf: dir.appendingPathComponent("error.log"), encoding: .utf8)) ?? "")")
-    }
-
-    static func canConnect(port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = in_port_t(UInt16(port).bigEndian)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
     }
 
     /// A tus client talking to nginx.
