@@ -27,6 +27,14 @@ extension HTTPServer {
         /// A connection idle (no bytes in or out) this many seconds is closed; 0 = never.
         /// Connections whose handler is running are not timed out.
         public var idleTimeoutSeconds: Int = 30
+        /// A request refused before its body was read (a route's `.immediate` answer or `open` returning
+        /// `.respond`, such as tus's `423 Locked`) with a `Content-Length` up to this many bytes has its body
+        /// read and dropped, then the answer is sent and the connection stays open. Bigger, chunked or
+        /// `Expect: 100-continue` bodies get the answer at once and the connection is closed: closing with
+        /// unread bytes makes the kernel send a reset, which can destroy the answer before the client reads
+        /// it, and which a proxy such as nginx counts against the server (`max_fails`). Default 16 MiB: a
+        /// whole tus chunk from the project's clients (4 MiB CLI, 2 MiB browser).
+        public var discardBodyLimitBytes: Int = 16 << 20
         /// `listen(2)` backlog.
         public var listenBacklog: Int = 1024
         /// Used by `runUntilSignal()`: how long to wait for requests in progress after SIGINT/SIGTERM.

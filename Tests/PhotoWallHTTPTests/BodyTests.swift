@@ -172,6 +172,44 @@ struct BodyTests {
         }
     }
 
+    /// A refusal of a tus-chunk-sized body (no `Expect`) arrives intact after the body is read and
+    /// dropped, and the connection carries the next request: closing with unread bytes would reset the
+    /// connection, which can lose the answer and makes nginx mark the server as failed.
+    @Test func aRefusedBodyWithinTheDiscardLimitIsReadAndTheConnectionStays() throws {
+        try withTemporaryDirectory { directory in
+            let probe = UploadProbe()
+            try withServer(uploadRouter(directory: directory, maxBodyBytes: 64 << 20, probe: probe)) { _, port, log in
+                let client = try TestHTTPClient(port: port)
+                let body = testBytes(1 << 20)
+                let refused = try client.request("PUT", "/upload/a.bin", headers: [("Authorization", "deny")], body: body)
+                #expect(refused.status == 401)
+                #expect(refused.header("Connection") == nil)
+                let again = try client.request("PUT", "/upload/b.bin", headers: [("Authorization", "deny")], body: body)
+                #expect(again.status == 401, "the same connection carries the next request")
+                #expect(log.wait(forCount: 2).map(\.bodyBytes) == [1 << 20, 1 << 20])
+                #expect(probe.handled.value == 0)
+                #expect(!fileExists("\(directory)/a.bin"))
+            }
+        }
+    }
+
+    /// Over `discardBodyLimitBytes` the refusal is sent at once and the connection closed.
+    @Test func aRefusedBodyOverTheDiscardLimitIsAnsweredAtOnceAndClosed() throws {
+        try withTemporaryDirectory { directory in
+            let probe = UploadProbe()
+            try withServer(uploadRouter(directory: directory, maxBodyBytes: 64 << 20, probe: probe),
+                           configure: { $0.discardBodyLimitBytes = 256 << 10 }) { _, port, log in
+                let client = try TestHTTPClient(port: port)
+                try client.sendHead("PUT", "/upload/a.bin", headers: [("Content-Length", "\(1 << 20)"), ("Authorization", "deny")])
+                let r = try client.readResponse()
+                #expect(r.status == 401)
+                #expect(r.header("Connection")?.lowercased() == "close")
+                #expect(client.waitForPeerClose())
+                #expect(log.wait(forCount: 1).map(\.bodyBytes) == [0])
+            }
+        }
+    }
+
     @Test func chunkedBodyOverLimitClosesAndAbortsSink() throws {
         try withTemporaryDirectory { directory in
             let probe = UploadProbe()

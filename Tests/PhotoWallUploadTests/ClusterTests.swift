@@ -140,11 +140,19 @@ import Testing
             let survivorPatchesBefore = survivor.patches(of: id)
             victim.kill(SIGKILL)
             go.signal()
-            let result = try await upload
+            let result: UploadResult
+            do { result = try await upload } catch {
+                Issue.record("the upload failed across the kill: \(error)\n\(cluster.diagnostics(upload: id))")
+                return
+            }
             #expect(result.retries >= 1, "the chunk in flight on the killed instance failed and was retried")
             #expect(log.violations(total: total, minimumInterval: 0).isEmpty, "\(log.violations(total: total, minimumInterval: 0))")
             #expect(result.uploadURL.hasSuffix(id))
             #expect(survivor.patches(of: id) > survivorPatchesBefore, "the survivor took the rest")
+            // The survivor's 423s (while the dead instance's lease lapses) reach nginx intact: had it
+            // closed mid-body, nginx would see a reset and take the survivor out too (502 for everyone).
+            let disabled = cluster.nginxErrors().filter { $0.contains("temporarily disabled") }
+            #expect(disabled.allSatisfy { $0.contains(":\(victim.port)") }, "nginx disabled the survivor: \(disabled)")
             let r = try await survivor.request("GET", result.fileURL.replacingOccurrences(of: cluster.publicURL, with: survivor.baseURL), key: .none)
             #expect(r.status == 200)
             #expect(Int64(r.body.count) == total)
@@ -265,6 +273,21 @@ final class Cluster: @unchecked Sendable {
     func viaNginx(_ method: String, _ path: String, json: JSON? = nil, body: Data? = nil, token: String,
                   headers: [String: String] = [:]) async throws -> ParseTestServer.Reply {
         try await a.request(method, publicURL + path, json: json, body: body, key: .session(token), headers: headers)
+    }
+
+    /// nginx's error log, one entry per line.
+    func nginxErrors() -> [String] {
+        ((try? String(contentsOf: shared.appendingPathComponent("nginx/error.log"), encoding: .utf8)) ?? "")
+            .split(separator: "\n").map(String.init)
+    }
+
+    /// What nginx and both instances logged about upload `id`, for a failure message.
+    func diagnostics(upload id: String) -> String {
+        let nginxLog = nginxErrors().joined(separator: "\n")
+        func lines(_ s: ParseTestServer) -> String {
+            s.serverLog().split(separator: "\n").filter { $0.contains(id) || $0.contains("error") }.suffix(40).joined(separator: "\n")
+        }
+        return "nginx error.log:\n\(nginxLog)\ninstance A (\(a.port)):\n\(lines(a))\ninstance B (\(b.port)):\n\(lines(b))"
     }
 
     /// One SQL statement on the shared database.

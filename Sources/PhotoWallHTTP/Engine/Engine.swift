@@ -19,10 +19,6 @@ final class Engine: Sendable {
     /// Set when shutdown gives up waiting: no further handler may be dispatched.
     private let stopping = Atomic<Bool>(false)
 
-    /// Requests that send no more than this many body bytes to a route that answers without reading
-    /// them (`.immediate`, `.respond`) have the body read and dropped, so the connection stays open.
-    static let discardableBodyBytes = 64 * 1024
-
     init(router: Router, configuration: HTTPServer.Configuration) {
         self.router = router
         self.configuration = configuration
@@ -88,12 +84,13 @@ final class Engine: Sendable {
         }
     }
 
-    /// Answers without running a handler. Normally on a later call, because 0.9.75 closes the connection
-    /// after a response queued from the headers-only first call (notes pitfall 8a). Right now (and so
-    /// closing) only when the client is about to send a body that is big, chunked, or held back for
-    /// `100 Continue`: reading it would be wasted work.
+    /// Answers without running a handler. Normally after reading and dropping the body, on the call that
+    /// ends it: 0.9.75 closes the connection after a response queued from the headers-only first call
+    /// (notes pitfall 8a), and closing with unread body bytes resets the connection, which can lose the
+    /// answer (see `Configuration.discardBodyLimitBytes`). Right now (and so closing) only when the
+    /// client is about to send a body over that limit, chunked, or held back for `100 Continue`.
     private func answerWithoutBody(_ context: RequestContext, _ response: Response, connection: OpaquePointer) -> MHD_Result {
-        let smallBody = (context.head.contentLength ?? Int.max) <= Engine.discardableBodyBytes
+        let smallBody = (context.head.contentLength ?? Int.max) <= configuration.discardBodyLimitBytes
         if !context.declaresBody || (smallBody && !context.expectsContinue) {
             context.phase = .discarding(response)
             return .YES
@@ -147,7 +144,7 @@ final class Engine: Sendable {
                 return .NO
             }
         case .discarding:
-            guard context.bodyBytes <= Engine.discardableBodyBytes else { return .NO }
+            guard context.bodyBytes <= configuration.discardBodyLimitBytes else { return .NO }
         case .dispatched, .responded:
             return .NO // MHD delivers no body after the final call; refuse rather than guess
         }
