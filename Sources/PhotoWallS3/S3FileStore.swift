@@ -8,9 +8,10 @@ import Glibc
 
 /// Parse files in an S3 bucket, as objects `<keyPrefix><name>` (default `files/<name>`).
 ///
-/// - Writes never show a partial file: a writer streams the body into a multipart upload,
-///   `partBytes` at a time (one part buffered in memory), and only `commit` completes it; a file
-///   smaller than one part goes as one PutObject at `commit`. `abort` aborts the upload.
+/// - Writes never show a partial file: a writer spools the body to an unlinked local file and
+///   streams it into a multipart upload, `partBytes` at a time, in the background; only `commit`
+///   completes it. A file of at most one part goes as one PutObject at `commit`. `abort` aborts the
+///   upload. See `S3FileWriter`.
 /// - Reads for the HTTP layer (`location`) go through a bounded local cache (`S3ReadCache`)
 ///   under `cacheDirectory`, since responses are sent from a local path with `sendfile`.
 /// - Failures become `ParseError`s: 130 for writes, 153 for deletes, 100 when S3 is unreachable
@@ -153,21 +154,25 @@ public final class S3FileStore: FileStore {
 
 /// One file being written to S3 (see `S3FileStore`). Not thread-safe: one request body owns it.
 ///
-/// A full part is uploaded on a background thread while the next one fills, so receiving the body
-/// and sending it to S3 overlap; `write` waits for the previous part before starting another, so
-/// at most two parts (`2 × partBytes`) are held in memory per writer.
+/// The body is appended to an unlinked spool file in the read cache's `tmp/` folder, so `write`
+/// (which for `POST /files` runs on the HTTP engine's event thread, serving other connections too)
+/// only ever waits for the page cache, never for S3. Each part, once a byte past it has arrived, is
+/// uploaded from that file by a background `S3PartPump`; so receiving and sending overlap, and memory
+/// stays at a few KiB per writer whatever the file's size (the disk holds the body until the writer
+/// ends, as the filesystem store's temporary file does). `commit` (on a worker thread) waits for those parts,
+/// sends the last one and completes the multipart upload; a file of at most one part goes as one
+/// PutObject at `commit`.
 final class S3FileWriter: FileWriter {
     let store: S3FileStore
     let name: String
     let key: String
-    /// At most one part (`store.partBytes`) of bytes not yet handed to an upload.
-    var buffer: [UInt8] = []
-    var uploadId: String?
-    var parts: [S3CompletedPart] = []
-    /// The part being uploaded in the background, if any.
-    var inFlight: PartUpload?
+    /// The spool file (unlinked at creation: nothing is left behind by a crash); -1 until the first byte.
+    private var fd: Int32 = -1
     private(set) var byteCount: Int64 = 0
-    var done = false
+    /// Parts handed to `pump`, numbered from 1.
+    private var queuedParts = 0
+    private var pump: S3PartPump?
+    private var done = false
 
     init(store: S3FileStore, name: String) {
         self.store = store; self.name = name; key = store.key(name)
@@ -175,60 +180,61 @@ final class S3FileWriter: FileWriter {
 
     deinit { abort() }
 
+    private var partBytes: Int64 { Int64(store.partBytes) }
+
     func fail(_ e: S3Error) -> ParseError { e.parseError(.write, name: name) }
+
+    private func failLocally(_ call: String, _ code: Int32) -> ParseError {
+        ParseError(.fileSaveError, "Could not store file: \(name).", cause: POSIXFailure(call: call, code: code))
+    }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws(ParseError) {
         guard !done else { throw ParseError(.fileSaveError, "Could not store file: \(name).") }
-        var rest = bytes[...]
-        while !rest.isEmpty {
-            if buffer.capacity < store.partBytes { buffer.reserveCapacity(store.partBytes) }
-            let take = min(rest.count, store.partBytes - buffer.count)
-            buffer.append(contentsOf: rest.prefix(take))
-            rest = rest.dropFirst(take)
-            byteCount += Int64(take)
-            // A full part goes out only when more bytes follow it: the last part may then be short,
-            // and a file of exactly one part stays a single PutObject.
-            if buffer.count == store.partBytes && !rest.isEmpty { try startPart() }
-        }
-        if buffer.count == store.partBytes && uploadId != nil { try startPart() }
-    }
-
-    /// Waits for the part in flight, if any, and records its ETag.
-    private func finishInFlight() throws(S3Error) {
-        guard let part = inFlight else { return }
-        inFlight = nil
-        parts.append(S3CompletedPart(partNumber: part.number, etag: try part.wait().get()))
-    }
-
-    /// Hands the full buffer to a background upload (after the previous one has finished).
-    private func startPart() throws(ParseError) {
-        do throws(S3Error) {
-            if uploadId == nil { uploadId = try store.client.createMultipartUpload(key: key) }
-            try finishInFlight()
-            let number = parts.count + 1
-            inFlight = PartUpload(client: store.client, key: key, uploadId: uploadId!, number: number, bytes: buffer)
-            buffer = []
-        } catch {
+        if let failure = pump?.failure {
             abort()
-            throw fail(error)
+            throw fail(failure)
+        }
+        guard !bytes.isEmpty else { return }
+        if fd < 0 {
+            var template = Array((store.cache.tmpDirectory + "/spool-XXXXXX").utf8CString)
+            fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+            guard fd >= 0 else { throw failLocally("mkstemp \(store.cache.tmpDirectory)", errno) }
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+        }
+        guard pwriteAll(fd, bytes, at: byteCount) else {
+            let code = errno
+            abort()
+            throw failLocally("pwrite", code)
+        }
+        byteCount += Int64(bytes.count)
+        // A full part goes out only once a byte past it has arrived: the last part may then be
+        // short, and a file of exactly one part stays a single PutObject.
+        let ready = Int((byteCount - 1) / partBytes)
+        while queuedParts < ready {
+            if pump == nil { pump = S3PartPump(client: store.client, key: key, fd: fd) }
+            pump!.enqueue(partNumber: queuedParts + 1, offset: Int64(queuedParts) * partBytes, length: partBytes)
+            queuedParts += 1
         }
     }
 
     func commit() throws(ParseError) {
         guard !done else { throw ParseError(.fileSaveError, "Could not store file: \(name).") }
         do throws(S3Error) {
-            if let uploadId {
-                try finishInFlight()
-                if !buffer.isEmpty || parts.isEmpty {
-                    let number = parts.count + 1
-                    parts.append(S3CompletedPart(partNumber: number, etag: try store.client.uploadPart(key: key, uploadId: uploadId, partNumber: number, bytes: buffer)))
-                }
+            if let pump {
+                var (uploadId, parts) = try pump.finish()
+                let number = parts.count + 1
+                let offset = Int64(parts.count) * partBytes
+                parts.append(S3CompletedPart(partNumber: number, etag: try store.client.uploadPart(
+                    key: key, uploadId: uploadId, partNumber: number, fileDescriptor: fd, offset: offset, length: byteCount - offset)))
                 _ = try store.client.completeMultipartUpload(key: key, uploadId: uploadId, parts: parts)
+            } else if fd >= 0 {
+                _ = try store.client.putObject(key: key, fileDescriptor: fd, length: byteCount)
             } else {
-                _ = try store.client.putObject(key: key, bytes: buffer)
+                _ = try store.client.putObject(key: key, bytes: [])
             }
             done = true
-            buffer = []
+            closeSpool()
         } catch {
             abort()
             throw fail(error)
@@ -238,37 +244,77 @@ final class S3FileWriter: FileWriter {
     func abort() {
         guard !done else { return }
         done = true
-        buffer = []
-        _ = inFlight?.wait()
-        inFlight = nil
-        if let uploadId {
+        if let pump, let uploadId = pump.cancel() {
             try? store.client.abortMultipartUpload(key: key, uploadId: uploadId)
-            self.uploadId = nil
         }
+        pump = nil
+        closeSpool()
+    }
+
+    private func closeSpool() {
+        if fd >= 0 { close(fd) }
+        fd = -1
     }
 }
 
-/// One `uploadPart` running on a background thread; `wait` blocks until it has finished.
-final class PartUpload: Sendable {
-    let number: Int
-    private let state = Mutex<Result<String, S3Error>?>(nil)
-    /// Signalled once, when `state` is set.
-    private let finished = DispatchSemaphore(value: 0)
+/// Uploads one writer's full parts from its spool file, in order, on a serial background queue.
+/// The writer keeps the file open until `finish` or `cancel` has returned.
+final class S3PartPump: Sendable {
+    let client: S3Client
+    let key: String
+    let fd: Int32
+    private let queue: DispatchQueue
+    private struct State {
+        var uploadId: String?
+        var parts: [S3CompletedPart] = []
+        var failure: S3Error?
+        var cancelled = false
+    }
+    private let state = Mutex(State())
 
-    init(client: S3Client, key: String, uploadId: String, number: Int, bytes: [UInt8]) {
-        self.number = number
-        DispatchQueue.global().async { [self] in
-            let result = Result { () throws(S3Error) -> String in
-                try client.uploadPart(key: key, uploadId: uploadId, partNumber: number, bytes: bytes)
+    init(client: S3Client, key: String, fd: Int32) {
+        self.client = client; self.key = key; self.fd = fd
+        queue = DispatchQueue(label: "s3-part-pump")
+    }
+
+    /// The first failure, if any (later parts are then skipped).
+    var failure: S3Error? { state.withLock { $0.failure } }
+
+    /// Queues part `partNumber` (`length` bytes at `offset` of the spool file); returns at once.
+    /// The multipart upload is created before the first part.
+    func enqueue(partNumber: Int, offset: Int64, length: Int64) {
+        queue.async { [self] in
+            guard let existing = state.withLock({ $0.failure == nil && !$0.cancelled ? Optional($0.uploadId) : nil }) else { return }
+            do throws(S3Error) {
+                let uploadId: String
+                if let existing { uploadId = existing } else {
+                    uploadId = try client.createMultipartUpload(key: key)
+                    state.withLock { $0.uploadId = uploadId }
+                }
+                let etag = try client.uploadPart(key: key, uploadId: uploadId, partNumber: partNumber,
+                                                 fileDescriptor: fd, offset: offset, length: length)
+                state.withLock { $0.parts.append(S3CompletedPart(partNumber: partNumber, etag: etag)) }
+            } catch {
+                state.withLock { $0.failure = error }
             }
-            state.withLock { $0 = result }
-            finished.signal()
         }
     }
 
-    /// The part's ETag or failure. Call at most once (it consumes the completion signal).
-    func wait() -> Result<String, S3Error> {
-        finished.wait()
-        return state.withLock { $0! }
+    /// Waits for every queued part. - Returns: the multipart upload id and the parts sent, in order.
+    /// - Throws: the first part's or the creation's `S3Error`.
+    func finish() throws(S3Error) -> (uploadId: String, parts: [S3CompletedPart]) {
+        queue.sync {}
+        let s = state.withLock { $0 }
+        if let failure = s.failure { throw failure }
+        guard let uploadId = s.uploadId else { throw S3Error(.invalidResponse, "no multipart upload was created", operation: "UploadPart \(key)") }
+        return (uploadId, s.parts)
+    }
+
+    /// Skips the parts not started yet and waits for the one in flight.
+    /// - Returns: the multipart upload id to abort, if one was created.
+    func cancel() -> String? {
+        state.withLock { $0.cancelled = true }
+        queue.sync {}
+        return state.withLock { $0.uploadId }
     }
 }

@@ -4,6 +4,9 @@ import PhotoWallCore
 import PhotoWallS3
 import PhotoWallStorage
 import PhotoWallTesting
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// S3FileStore against a real S3 server; skipped without one.
 @Suite struct S3FileStoreTests {
@@ -62,6 +65,35 @@ import PhotoWallTesting
             #expect(try store.client.listAllObjects(prefix: store.keyPrefix).isEmpty)
             #expect(throws: ParseError.self) { try testBytes(1).withUnsafeBytes { try w.write($0) } }
         }
+    }
+
+    /// `write` (on the HTTP engine's event thread for `POST /files`) only spools: with an S3 endpoint
+    /// that accepts connections and never answers, writing three parts' worth still succeeds, and
+    /// the failure surfaces at `commit` (on a worker thread), leaving no spool file behind.
+    @Test func writesOnlySpoolAndNeverWaitForS3() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { p in
+            p.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) == 0 && listen(listener, 16) == 0 && getsockname(listener, $0, &length) == 0 }
+        }
+        try #require(bound)
+        var c = S3Configuration(endpoint: "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))", region: "us-east-1", bucket: "b",
+                                credentials: S3Credentials(accessKeyId: "k", secretAccessKey: "s"))
+        c.stallTimeoutSeconds = 1
+        c.maxAttempts = 1
+        let dir = NSTemporaryDirectory() + "pw-s3spool-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let store = try S3FileStore(client: S3Client(c), cacheDirectory: dir, partBytes: S3Client.minimumPartBytes)
+        let w = try store.makeWriter(for: "tarpit.bin")
+        let data = testBytes(3 * S3Client.minimumPartBytes + 1)
+        try data.withUnsafeBytes { try w.write($0) }
+        #expect(w.byteCount == Int64(data.count))
+        #expect(throws: ParseError.self) { try w.commit() }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir + "/tmp").isEmpty, "the spool file is never visible")
     }
 
     @Test func largeImportIsMultipartAndIdempotent() throws {
