@@ -107,6 +107,57 @@ extension S3Client {
     }
 }
 
+extension S3Client {
+    /// ListMultipartUploads: one page of the bucket's multipart uploads not yet completed or aborted,
+    /// keys starting with `prefix`, in key order.
+    /// - Parameters:
+    ///   - keyMarker, uploadIdMarker: from the previous page's `next…` values; nil for the first page.
+    /// - Throws: `S3Error`.
+    /// - Source: Amazon S3 API reference, ListMultipartUploads (`GET /?uploads`).
+    public func listMultipartUploads(prefix: String = "", keyMarker: String? = nil, uploadIdMarker: String? = nil,
+                                     maxUploads: Int = 1000) throws(S3Error) -> S3MultipartUploadList {
+        var query = [("uploads", ""), ("max-uploads", "\(maxUploads)")]
+        if !prefix.isEmpty { query.append(("prefix", prefix)) }
+        if let keyMarker { query.append(("key-marker", keyMarker)) }
+        if let uploadIdMarker { query.append(("upload-id-marker", uploadIdMarker)) }
+        let op = "ListMultipartUploads \(prefix)"
+        let root = try xml(try send(S3Request(method: "GET", key: nil, query: query), operation: op, idempotent: true), op)
+        let uploads = root.all("Upload").map {
+            S3MultipartUpload(key: $0.text("Key") ?? "", uploadId: $0.text("UploadId") ?? "", initiated: $0.text("Initiated"))
+        }
+        guard root.text("IsTruncated") == "true" else { return S3MultipartUploadList(uploads: uploads, next: nil) }
+        let next = (root.text("NextKeyMarker") ?? uploads.last?.key ?? "", root.text("NextUploadIdMarker") ?? uploads.last?.uploadId ?? "")
+        return S3MultipartUploadList(uploads: uploads, next: next.0.isEmpty ? nil : next)
+    }
+
+    /// Every multipart upload under `prefix` (follows the markers). - Throws: `S3Error`.
+    public func listAllMultipartUploads(prefix: String = "") throws(S3Error) -> [S3MultipartUpload] {
+        var all: [S3MultipartUpload] = []
+        var marker: (key: String, uploadId: String)?
+        repeat {
+            let page = try listMultipartUploads(prefix: prefix, keyMarker: marker?.key, uploadIdMarker: marker?.uploadId)
+            all += page.uploads
+            marker = page.next
+        } while marker != nil
+        return all
+    }
+}
+
+/// A multipart upload as ListMultipartUploads reports it.
+public struct S3MultipartUpload: Sendable, Equatable {
+    public var key: String
+    public var uploadId: String
+    /// When it was created, ISO 8601 as S3 sent it.
+    public var initiated: String?
+}
+
+/// One page of ListMultipartUploads.
+public struct S3MultipartUploadList: Sendable {
+    public var uploads: [S3MultipartUpload]
+    /// The key and upload-id markers of the next page; nil on the last.
+    public var next: (key: String, uploadId: String)?
+}
+
 /// A part to assemble in `completeMultipartUpload`.
 public struct S3CompletedPart: Sendable, Equatable {
     /// 1–10000.

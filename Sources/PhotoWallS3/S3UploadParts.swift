@@ -106,6 +106,35 @@ public final class S3UploadParts: UploadPartStore {
         }
         unlink(spoolDirectory + "/" + id + ".part")
     }
+
+    /// Aborts multipart uploads under the store's prefix and deletes tails, initiated or last
+    /// modified before `cutoff`, whose upload id (the 32-hex prefix of the file name, or the tail's
+    /// folder) has no record. Multipart uploads of `POST /files` writers also carry a random 32-hex
+    /// prefix with no upload record, so one that died mid-body goes too once older than `cutoff`.
+    /// - Source: Amazon S3 API reference, ListMultipartUploads and AbortMultipartUpload.
+    public func removeOrphans(before cutoff: ParseDate, isLive: (String) throws -> Bool) throws -> Int {
+        func older(_ date: String?) -> Bool {
+            guard let date, let d = ParseDate(iso: date) else { return false }
+            return d.millisecondsSince1970 < cutoff.millisecondsSince1970
+        }
+        var removed = 0
+        do {
+            for u in try client.listAllMultipartUploads(prefix: store.keyPrefix) where older(u.initiated) {
+                let id = Self.uploadID(prefixing: u.key.dropFirst(store.keyPrefix.count))
+                if let id, try isLive(id) { continue }
+                try client.abortMultipartUpload(key: u.key, uploadId: u.uploadId)
+                removed += 1
+            }
+            for o in try client.listAllObjects(prefix: tailPrefix) where older(o.lastModified) {
+                guard let id = Self.uploadID(prefixing: o.key.dropFirst(tailPrefix.count)), try !isLive(id) else { continue }
+                try client.deleteObject(key: o.key)
+                removed += 1
+            }
+        } catch let e as S3Error {
+            throw e.parseError(.write, name: "uploads")
+        }
+        return removed
+    }
 }
 
 /// The committed shape of one S3-backed upload (`UploadRecord.partState`), as compact JSON:

@@ -49,6 +49,9 @@ enum ServeCommand {
                                  √(0.045 × WallImage rows), about 210 at 1M and 670 at 10M: the measured crossovers)
           --upload-expiry SECONDS          an unfinished resumable upload expires after this idle time (PHOTOWALL_UPLOAD_EXPIRY; default 86400)
           --upload-reaper-interval SECONDS how often expired uploads are removed (PHOTOWALL_UPLOAD_REAPER_INTERVAL; default 60)
+          --upload-orphan-age SECONDS      upload storage no record refers to (a crash between steps; on S3 also
+                                           multipart uploads of POST /files bodies that died) is removed once
+                                           this old, at start and hourly (PHOTOWALL_UPLOAD_ORPHAN_AGE; default 86400)
           --upload-stall-timeout SECONDS   a PATCH that received nothing for this long gives way to a newer PATCH
                                            of the same upload (PHOTOWALL_UPLOAD_STALL_TIMEOUT; default 5)
           --web-root DIR         serve the browser wall at / from DIR instead of the shipped files (PHOTOWALL_WEB_ROOT)
@@ -64,7 +67,7 @@ enum ServeCommand {
         do {
             let o = try Options(args, known: ["port", "host", "data-dir", "database", "files", "app-id", "master-key", "rest-key", "client-key",
                                               "javascript-key", "public-url", "max-upload-size", "max-json-size",
-                                              "worker-threads", "log-level", "thumbnail-size", "display-size", "upload-expiry", "upload-reaper-interval", "upload-stall-timeout",
+                                              "worker-threads", "log-level", "thumbnail-size", "display-size", "upload-expiry", "upload-reaper-interval", "upload-orphan-age", "upload-stall-timeout",
                                               "facebook-url", "facebook-app-id", "facebook-app-secret", "friend-sync-ttl",
                                               "wall-visibility", "feed-threshold", "web-root", "facebook-dialog-url"],
                                 flags: ["help", "allow-client-class-creation", "stop-on-stdin-eof"])
@@ -188,12 +191,14 @@ enum ServeCommand {
         guard let expirySeconds = Int64(expiry), expirySeconds > 0 else { throw UsageError(description: "bad --upload-expiry '\(expiry)'") }
         let reaper = o.value("upload-reaper-interval", env: ["PHOTOWALL_UPLOAD_REAPER_INTERVAL"]) ?? "60"
         guard let reaperSeconds = Double(reaper), reaperSeconds > 0 else { throw UsageError(description: "bad --upload-reaper-interval '\(reaper)'") }
+        let orphanAge = o.value("upload-orphan-age", env: ["PHOTOWALL_UPLOAD_ORPHAN_AGE"]) ?? "86400"
+        guard let orphanSeconds = Int64(orphanAge), orphanSeconds > 0 else { throw UsageError(description: "bad --upload-orphan-age '\(orphanAge)'") }
         let stall = o.value("upload-stall-timeout", env: ["PHOTOWALL_UPLOAD_STALL_TIMEOUT"]) ?? "5"
         guard let stallSeconds = Double(stall), stallSeconds > 0 else { throw UsageError(description: "bad --upload-stall-timeout '\(stall)'") }
         let uploads = UploadService(database: database, parts: try Self.uploadParts(for: store, dataDir: dataDir), files: files,
                                     config: config, expirySeconds: expirySeconds,
                                     writerStallLimit: .milliseconds(Int64(stallSeconds * 1000)), logger: logger)
-        uploads.startReaper(intervalSeconds: reaperSeconds)
+        uploads.startReaper(intervalSeconds: reaperSeconds, orphanAgeSeconds: orphanSeconds)
         let api = ParseAPI(config: config, objects: objects, users: users, files: files, uploads: uploads,
                            fileAccess: fileAccess, functions: ["feed": feed.function], logger: logger)
         var apiRouter = Router()

@@ -127,6 +127,27 @@ extension ParseTestServer {
         return try FileManager.default.contentsOfDirectory(atPath: tmp)
     }
 
+    /// Leaves storage for upload `id` the way a crash between steps would, with no upload record:
+    /// `<dataDir>/uploads/<id>.part` on the filesystem store; on S3 a multipart upload on
+    /// `<prefix><id>_orphan.bin` and a tail object `…/uploads/<id>/tail-orphan`.
+    public func plantOrphanedUpload(_ id: String) throws {
+        if let (client, prefix) = try s3Store() {
+            let base = prefix.hasSuffix("files/") ? String(prefix.dropLast(6)) : prefix
+            _ = try client.createMultipartUpload(key: prefix + id + "_orphan.bin")
+            _ = try client.putObject(key: base + "uploads/" + id + "/tail-orphan", bytes: [1, 2, 3])
+            return
+        }
+        let uploads = dataDir.appendingPathComponent("uploads")
+        try FileManager.default.createDirectory(at: uploads, withIntermediateDirectories: true)
+        try Data([1, 2, 3]).write(to: uploads.appendingPathComponent(id + ".part"))
+    }
+
+    /// Multipart uploads on S3 whose file name starts with upload `id` (none on the filesystem store).
+    public func multipartUploads(of id: String) throws -> [String] {
+        guard let (client, prefix) = try s3Store() else { return [] }
+        return try client.listAllMultipartUploads(prefix: prefix + id).map(\.key)
+    }
+
     /// What holds the bytes of unfinished upload `id` between requests: its part file on the
     /// filesystem store; its tail objects on S3 (`…/uploads/<id>/`, beside the store's `files/`).
     public func uploadLeftovers(_ id: String) throws -> [String] {

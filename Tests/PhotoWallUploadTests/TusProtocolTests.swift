@@ -133,6 +133,38 @@ import Testing
         #expect(try s.uploadLeftovers(id).isEmpty)
     }
 
+    /// Storage a crash left without an upload record (a part file; on S3 a multipart upload and a
+    /// tail) is removed at start once older than `--upload-orphan-age`; a live upload's is kept,
+    /// however old, and the upload still completes.
+    @Test func orphanedUploadStorageIsRemovedAndLiveUploadsKept() async throws {
+        let s = try ParseTestServer(extraArgs: ["--upload-orphan-age", "1"])
+        let (_, token) = try await s.signUp()
+        let t = try RawTus(s, token: token)
+        let (_, path) = try t.create(length: 6)
+        #expect(try t.patch(path, offset: 0, body: [1, 2, 3]).status == 204)
+        let live = String(path.split(separator: "/").last!)
+        let orphan = "0f" + String(repeating: "e", count: 30)
+        try s.plantOrphanedUpload(orphan)
+        #expect(try s.uploadLeftovers(orphan).count == 1)
+        try await Task.sleep(for: .milliseconds(2100))  // both now older than the orphan age
+        s.stop()
+        try s.start()  // the sweep runs at start
+        var swept = false
+        for _ in 0..<100 where !swept {
+            swept = try s.uploadLeftovers(orphan).isEmpty && s.multipartUploads(of: orphan).isEmpty
+            if !swept { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        let left = try s.uploadLeftovers(orphan) + s.multipartUploads(of: orphan)
+        #expect(swept, "orphan left: \(left)")
+        #expect(try s.uploadLeftovers(live).count == 1, "the live upload keeps its bytes")
+        let t2 = try RawTus(s, token: token)
+        let last = try t2.patch(path, offset: 3, body: [4, 5, 6])
+        #expect(last.status == 204)
+        let url = try #require(last.header("X-Parse-File-URL"))
+        let file = try await s.request("GET", url, key: .none)
+        #expect([UInt8](file.body) == [1, 2, 3, 4, 5, 6])
+    }
+
     @Test func status412ForAnotherTusVersion() async throws {
         let t = try await tus()
         let (_, path) = try t.create(length: 100)

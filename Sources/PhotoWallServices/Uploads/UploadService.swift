@@ -311,11 +311,35 @@ public final class UploadService: Sendable {
         return removed
     }
 
-    /// Runs `reapExpired` every `intervalSeconds` on a background thread for the process's life.
-    public func startReaper(intervalSeconds: Double = 300) {
+    /// Removes upload storage no record refers to (see `UploadPartStore.removeOrphans`), last changed
+    /// more than `graceSeconds` (default 24 h) before `now`: longer than any `POST /files` body or any
+    /// gap between creating an upload's storage and saving its record. Safe on several instances at once.
+    /// - Returns: how many leftovers were removed (0 when the store can't be listed; logged).
+    @discardableResult
+    public func removeOrphans(now: ParseDate = .now(), graceSeconds: Int64 = 86_400) -> Int {
+        let cutoff = ParseDate(millisecondsSince1970: now.millisecondsSince1970 - graceSeconds * 1000)
+        do {
+            let removed = try parts.removeOrphans(before: cutoff) { id in try database.upload(id: id) != nil }
+            if removed > 0 { logger.info("removed orphaned upload storage", ["count": "\(removed)"]) }
+            return removed
+        } catch {
+            logger.warning("orphaned upload sweep failed", ["cause": "\(error)"])
+            return 0
+        }
+    }
+
+    /// Runs `reapExpired` every `intervalSeconds`, and `removeOrphans(graceSeconds: orphanAgeSeconds)`
+    /// at start and then every `orphanSweepSeconds` (default 1 h), on a background thread for the
+    /// process's life.
+    public func startReaper(intervalSeconds: Double = 300, orphanAgeSeconds: Int64 = 86_400, orphanSweepSeconds: Double = 3600) {
         let thread = Thread { [self] in
+            var lastSweep: ContinuousClock.Instant?
             while true {
                 reapExpired()
+                if lastSweep.map({ ContinuousClock.now - $0 >= .seconds(orphanSweepSeconds) }) ?? true {
+                    removeOrphans(graceSeconds: orphanAgeSeconds)
+                    lastSweep = ContinuousClock.now
+                }
                 Thread.sleep(forTimeInterval: intervalSeconds)
             }
         }

@@ -53,6 +53,28 @@ public final class FileSystemUploadParts: UploadPartStore {
     }
 
     public func remove(_ id: String, state: String) { unlink(path(of: id)) }
+
+    /// Unlinks `<id>.part` files older than `cutoff` (modification time) whose upload has no record.
+    public func removeOrphans(before cutoff: ParseDate, isLive: (String) throws -> Bool) throws -> Int {
+        guard let d = opendir(directory) else {
+            throw ParseError(.fileSaveError, "Could not list the uploads.", cause: POSIXFailure(call: "opendir \(directory)", code: errno))
+        }
+        var names: [String] = []
+        while let e = readdir(d) {
+            let name = withUnsafeBytes(of: e.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name.hasSuffix(".part") { names.append(name) }
+        }
+        closedir(d)
+        var removed = 0
+        for name in names {
+            guard let id = Self.uploadID(prefixing: name[...]), name == id + ".part" else { continue }
+            var st = stat()
+            guard stat(directory + "/" + name, &st) == 0,
+                  Int64(st.st_mtim.tv_sec) * 1000 < cutoff.millisecondsSince1970, try !isLive(id) else { continue }
+            if unlink(directory + "/" + name) == 0 { removed += 1 }
+        }
+        return removed
+    }
 }
 
 final class FileSystemPartWriter: UploadPartWriter {

@@ -66,6 +66,24 @@ public protocol UploadPartStore: Sendable {
     func complete(_ id: String, length: Int64, state: String, as name: String, into store: any FileStore) throws(ParseError)
     /// Removes the part and anything left of it; no error when already gone.
     func remove(_ id: String, state: String)
+    /// Removes leftovers no upload record refers to: storage of upload ids for which `isLive` is
+    /// false, last changed before `cutoff`. A crash between deleting a record and `remove`, or between
+    /// `create` and saving the record, leaves such storage behind (and, for the S3 store, a `POST
+    /// /files` writer that died mid-body leaves a multipart upload).
+    /// - Returns: how many leftovers were removed.
+    /// - Throws: when the store can't be listed (130), or what `isLive` throws.
+    func removeOrphans(before cutoff: ParseDate, isLive: (String) throws -> Bool) throws -> Int
+}
+
+extension UploadPartStore {
+    /// The upload id a stored name starts with: 32 lowercase hex digits, then `.`, `_` or `/`
+    /// (`<id>.part`, `<id>_photo.jpg`, `<id>/tail-…`); nil otherwise.
+    public static func uploadID(prefixing name: Substring) -> String? {
+        let id = name.prefix(32)
+        guard id.count == 32, id.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }),
+              let next = name.dropFirst(32).first, next == "." || next == "_" || next == "/" else { return nil }
+        return String(id)
+    }
 }
 
 /// Appends to one part. Used by one request at a time.
