@@ -13,18 +13,18 @@ token=$(curl -sS -H "X-Parse-Application-Id: $APP" -H 'Content-Type: application
 userId=$(curl -sS -H "X-Parse-Application-Id: $APP" -H "X-Parse-Session-Token: $token" "$BASE/users/me" | j '["objectId"]')
 echo "signed up $user ($userId)"
 
-if [ -z "$PHOTO" ]; then PHOTO=$(mktemp --suffix=.jpg); head -c 4096 /dev/urandom > "$PHOTO"; fi
+PHOTO=${PHOTO:-$(dirname "$0")/photos/landscape_o1.jpg}
 file=$(curl -sS -H "X-Parse-Application-Id: $APP" -H "X-Parse-Session-Token: $token" -H 'Content-Type: image/jpeg' \
-  --data-binary @"$PHOTO" "$BASE/files/img" | j '["name"]')
+  --data-binary @"$PHOTO" "$BASE/files/photo.jpg" | j '["name"]')
 echo "uploaded $file"
 
 image=$(curl -sS -H "X-Parse-Application-Id: $APP" -H "X-Parse-Session-Token: $token" -H 'Content-Type: application/json' \
-  -d "{\"image\":{\"__type\":\"File\",\"name\":\"$file\"},\"user\":{\"__type\":\"Pointer\",\"className\":\"_User\",\"objectId\":\"$userId\"},\"userFBId\":\"10001\"}" \
+  -d "{\"image\":{\"__type\":\"File\",\"name\":\"$file\"}}" \
   "$BASE/classes/WallImage" | j '["objectId"]')
 curl -sS -H "X-Parse-Application-Id: $APP" -H "X-Parse-Session-Token: $token" -H 'Content-Type: application/json' \
-  -d "{\"comment\":\"First!\",\"userFBId\":\"10001\",\"imageObjectId\":\"$image\"}" "$BASE/classes/WallImageComment" >/dev/null
+  -d "{\"comment\":\"First!\",\"imageObjectId\":\"$image\"}" "$BASE/classes/WallImageComment" >/dev/null
 echo "posted WallImage $image with a comment"
 
 curl -sS -G -H "X-Parse-Application-Id: $APP" -H "X-Parse-Session-Token: $token" \
-  --data-urlencode 'where={"userFBId":{"$in":["10001"]}}' -d order=-createdAt -d include=user -d limit=5 \
+  --data-urlencode "where={\"userFBId\":{\"\$in\":[\"$userId\"]}}" -d order=-createdAt -d include=user -d limit=5 \
   "$BASE/classes/WallImage"; echo

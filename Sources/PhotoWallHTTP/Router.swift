@@ -4,8 +4,8 @@ import PhotoWallCore
 ///
 /// Patterns are `/`-separated literals, `:name` (one segment, percent-decoded into
 /// `RequestHead.pathParameters`) and a final `*name` (the rest of the path, possibly empty).
-/// `HEAD` falls back to the `GET` route (the engine drops the body). Routes are tried in the
-/// order added; the first match wins.
+/// Routes are tried in the order added; the first match wins. `HEAD` tries its own routes, then
+/// falls back to the `GET` route (the engine drops the body), then to any-method (`*`) routes.
 public struct Router: Sendable {
     public typealias PlanMaker = @Sendable (RequestHead) -> RoutePlan
 
@@ -32,8 +32,11 @@ public struct Router: Sendable {
     public func resolve(_ head: inout RequestHead) -> RoutePlan {
         if routes.isEmpty { return fallback(head) }
         let parts = head.path.split(separator: "/", omittingEmptySubsequences: true)
-        for method in head.method == "HEAD" ? ["HEAD", "GET"] : [head.method] {
-            for route in routes where route.method == method || route.method == "*" {
+        // HEAD: its own routes, then GET's, and only then the any-method ones (a catch-all must not
+        // shadow the GET route HEAD falls back to).
+        let tiers: [[String]] = head.method == "HEAD" ? [["HEAD"], ["GET"], ["*"]] : [[head.method, "*"]]
+        for methods in tiers {
+            for route in routes where methods.contains(route.method) {
                 if let params = Router.match(route.segments, parts) {
                     head.pathParameters = params
                     return route.make(head)

@@ -56,7 +56,8 @@ extension ParseAPI {
         ]))
     }
 
-    /// Errors: tus statuses with a JSON body `{"error": …}`; Parse errors as everywhere else.
+    /// Errors: tus statuses with a Parse-style body `{"code": N, "error": …}` (101 for an unknown or
+    /// expired upload, 130 for a chunk or upload that was not saved); Parse errors as everywhere else.
     func tusError(_ error: any Error, requestID: String = "") -> Response {
         if let e = error as? UploadError {
             var extra: [(String, String)] = []
@@ -66,7 +67,7 @@ extension ParseAPI {
             if e.status == 423 { extra.append(("Retry-After", "\((uploads?.writerStallLimit.components.seconds ?? 5) + 1)")) }
             var h = tusHeaders(extra)
             h.set("Content-Type", "application/json; charset=utf-8")
-            return Response(status: e.status, headers: h, body: .bytes(JSON.object(["error": .string(e.message)]).serialized))
+            return Response(status: e.status, headers: h, body: .bytes(JSON.object(["code": .number(Double(e.parseCode.rawValue)), "error": .string(e.message)]).serialized))
         }
         var r = Render.error(error, logger: logger, requestID: requestID)
         r.headers.add("Tus-Resumable", Self.tusVersion)
@@ -105,7 +106,7 @@ extension ParseAPI {
         if error is TusVersionError {
             var h = tusHeaders([("Tus-Version", Self.tusVersion)])
             h.set("Content-Type", "application/json; charset=utf-8")
-            return Response(status: 412, headers: h, body: .bytes(JSON.object(["error": "Tus-Resumable 1.0.0 is required."]).serialized))
+            return Response(status: 412, headers: h, body: .bytes(JSON.object(["code": .number(Double(ParseError.Code.fileSaveError.rawValue)), "error": "Tus-Resumable 1.0.0 is required."]).serialized))
         }
         return tusError(error, requestID: head.requestID)
     }
@@ -186,7 +187,7 @@ extension ParseAPI {
     func unsupportedMedia() -> Response {
         var h = tusHeaders()
         h.set("Content-Type", "application/json; charset=utf-8")
-        return Response(status: 415, headers: h, body: .bytes(JSON.object(["error": "Content-Type must be application/offset+octet-stream."]).serialized))
+        return Response(status: 415, headers: h, body: .bytes(JSON.object(["code": .number(Double(ParseError.Code.fileSaveError.rawValue)), "error": "Content-Type must be application/offset+octet-stream."]).serialized))
     }
 
     // MARK: HEAD, PATCH, DELETE

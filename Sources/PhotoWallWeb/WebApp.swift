@@ -50,7 +50,10 @@ public struct WebApp: Sendable {
     func file(_ head: RequestHead) -> Response {
         var path = head.pathParameters["path"] ?? ""
         if path.isEmpty { path = "index.html" }
-        guard let asset = assets.files[path] else {
+        // Exact names only: the router ignores empty segments, but `/app.js/` or `//app.js` would break
+        // the page's relative links, so they are not the file.
+        let exact = !head.path.contains("//") && (head.path == "/" || !head.path.hasSuffix("/"))
+        guard exact, let asset = assets.files[path] else {
             var r = Response.text("Not found.\n", status: 404)
             r.headers.set("Cache-Control", "no-store")
             r.headers.set("X-Content-Type-Options", "nosniff")

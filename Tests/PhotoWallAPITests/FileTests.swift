@@ -30,6 +30,12 @@ import PhotoWallCore
         #expect(get.header("X-Content-Type-Options") == "nosniff")
         let etag = try #require(get.header("ETag"))
         #expect(etag.count == 66)
+        // HEAD answers as GET would, without the body (RFC 9110 §9.3.2).
+        let headOnly = try await s.request("HEAD", url, key: .none)
+        #expect(headOnly.status == 200)
+        #expect(headOnly.body.isEmpty)
+        #expect(headOnly.header("Content-Length") == "300000")
+        #expect(headOnly.header("ETag") == etag)
 
         let range = try await s.request("GET", url, key: .none, headers: ["Range": "bytes=100-199"])
         #expect(range.status == 206)

@@ -213,7 +213,9 @@ struct BodyTests {
     @Test func chunkedBodyOverLimitClosesAndAbortsSink() throws {
         try withTemporaryDirectory { directory in
             let probe = UploadProbe()
-            try withServer(uploadRouter(directory: directory, maxBodyBytes: 256 * 1024, probe: probe)) { _, port, log in
+            // Past the limit, the engine reads at most `discardBodyLimitBytes` more before closing.
+            try withServer(uploadRouter(directory: directory, maxBodyBytes: 256 * 1024, probe: probe),
+                           configure: { $0.discardBodyLimitBytes = 512 << 10 }) { _, port, log in
                 let client = try TestHTTPClient(port: port)
                 try client.sendHead("PUT", "/upload/partial.bin", headers: [("Transfer-Encoding", "chunked")])
                 // The server closes mid-body, so sending may fail part-way; that is expected.
@@ -228,6 +230,27 @@ struct BodyTests {
                 #expect(try #require(probe.sink.value).snapshot.aborts == 1)
                 #expect(try #require(probe.sink.value).snapshot.bytes <= 256 * 1024)
                 #expect(!fileExists("\(directory)/partial.bin"))
+            }
+        }
+    }
+
+    /// A chunked body a little over the limit (its size unknown up front) is read to its end and
+    /// answered 413, and the connection carries the next request.
+    @Test func chunkedBodyOverLimitIsAnswered413() throws {
+        try withTemporaryDirectory { directory in
+            let probe = UploadProbe()
+            try withServer(uploadRouter(directory: directory, maxBodyBytes: 256 * 1024, probe: probe)) { _, port, log in
+                let client = try TestHTTPClient(port: port)
+                let r = try client.request("PUT", "/upload/partial.bin", body: testBytes(1 << 20), chunked: true, chunkSize: 16 * 1024)
+                #expect(r.status == 413)
+                #expect(r.text == #"{"error":"request entity too large"}"#)
+                #expect(try #require(probe.sink.value).snapshot.aborts == 1)
+                #expect(try #require(probe.sink.value).snapshot.bytes <= 256 * 1024)
+                #expect(probe.handled.value == 0)
+                #expect(!fileExists("\(directory)/partial.bin"))
+                let next = try client.request("PUT", "/upload/small.bin", body: testBytes(1000))
+                #expect(next.status == 200, "the connection stays usable")
+                #expect(log.wait(forCount: 2).map(\.status) == [413, 200])
             }
         }
     }

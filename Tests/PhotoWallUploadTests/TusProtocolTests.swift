@@ -90,7 +90,9 @@ import Testing
         let t = try await tus()
         let path = "/parse/uploads/" + String(repeating: "ab", count: 16)
         #expect(try t.head(path).status == 404)
-        #expect(try t.patch(path, offset: 0, body: [1, 2, 3]).status == 404)
+        let patch = try t.patch(path, offset: 0, body: [1, 2, 3])
+        #expect(patch.status == 404)
+        #expect(patch.text == #"{"code":101,"error":"Upload not found."}"#)
         // Another user's upload is unknown too.
         let (_, other) = try t.create(length: 10)
         #expect(try await tus().head(other).status == 404)
@@ -102,6 +104,7 @@ import Testing
         #expect(try t.patch(path, offset: 0, body: Array(repeating: 7, count: 40)).status == 204)
         let r = try t.patch(path, offset: 10, body: Array(repeating: 7, count: 10))
         #expect(r.status == 409)
+        #expect(r.text == #"{"code":130,"error":"Upload-Offset does not match the upload's offset 40."}"#)
         #expect(r.header("Upload-Offset") == "40")
         #expect(try t.head(path).header("Upload-Offset") == "40")
     }

@@ -56,7 +56,8 @@ import Testing
         }
     }
 
-    @Test(arguments: ["/nope.js", "/.env", "/../Package.swift", "/img", "/img/", "/index.html/x", "/%2e%2e/etc/passwd"])
+    @Test(arguments: ["/nope.js", "/.env", "/../Package.swift", "/img", "/img/", "/index.html/x", "/%2e%2e/etc/passwd",
+                      "/app.js/", "/index.html//", "//app.js"])
     func unknownAndEscapingPathsAre404(path: String) throws {
         try withSite { app in
             let r = get(app, path)

@@ -144,19 +144,28 @@ final class Engine: Sendable {
                 return .NO
             }
         case .discarding:
-            guard context.bodyBytes <= configuration.discardBodyLimitBytes else { return .NO }
+            guard context.bodyBytes - context.discardingSince <= configuration.discardBodyLimitBytes else { return .NO }
         case .dispatched, .responded:
             return .NO // MHD delivers no body after the final call; refuse rather than guess
         }
         return .YES
     }
 
-    /// MHD 0.9.75 cannot queue a response mid-body (notes pitfall 8d): the only answer is to close.
-    /// The completion callback then aborts the sink.
+    /// MHD 0.9.75 cannot queue a response mid-body (notes pitfall 8d). So the sink is aborted and the
+    /// rest of the body read and dropped, up to `discardBodyLimitBytes` more, then `413` is sent: a
+    /// chunked body (whose size nobody knew up front) gets its answer too. A body longer still closes
+    /// the connection.
     private func bodyOverLimit(_ context: RequestContext, _ maxBodyBytes: Int) -> MHD_Result {
-        logger.notice("request body over limit, closing connection",
+        logger.notice("request body over limit, discarding the rest",
                       ["request.id": context.head.requestID, "limit.bytes": "\(maxBodyBytes)"])
-        return .NO
+        if let sink = context.sink, !context.sinkAborted {
+            context.sinkAborted = true
+            sink.abort()
+        }
+        context.body = []
+        context.discardingSince = context.bodyBytes
+        context.phase = .discarding(Engine.payloadTooLarge)
+        return .YES
     }
 
     // MARK: - Worker hand-off

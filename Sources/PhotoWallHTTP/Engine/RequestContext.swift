@@ -63,6 +63,8 @@ final class RequestContext: @unchecked Sendable {
     var phase: Phase = .responded
     var body: [UInt8] = []
     var bodyBytes = 0
+    /// `bodyBytes` when the `.discarding` phase began (0 for a refusal before the body).
+    var discardingSince = 0
     var sink: (any RequestBodySink)?
     var handlerStarted = false
     var sinkAborted = false

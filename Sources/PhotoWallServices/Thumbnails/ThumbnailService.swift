@@ -42,8 +42,8 @@ public final class ThumbnailService: Sendable {
     /// When `body` sets `image` to a File: the derived fields (`thumbnail`, `display`, `width`,
     /// `height`) in wire form, and an undo that deletes the made files. When it deletes `image`,
     /// the derived fields are deleted too.
-    /// - Throws: 111 `Unsupported image type: …` / `Image is too large: …` / `Image is corrupt: …`
-    ///   for input the thumbnailer refuses; 130 when the image file doesn't exist or storing fails.
+    /// - Throws: 111 `Unsupported image type: …` / `Image too large: …` / `Corrupt … image: …` /
+    ///   `Truncated … image: …` (the imaging module's sentences) for input the thumbnailer refuses; 130 when the image file doesn't exist or storing fails.
     public func thumbnailFields(for body: [String: JSON]) throws(ParseError) -> SaveHookOutcome {
         guard let image = body["image"] else { return SaveHookOutcome() }
         if image["__op"]?.stringValue == "Delete" || image.isNull {
@@ -112,9 +112,9 @@ public final class ThumbnailService: Sendable {
 
     static func parseError(_ e: ImagingError, name: String) -> ParseError {
         switch e.code {
-        case .unsupportedType: return ParseError(.incorrectType, "Unsupported image type: \(e.message)", cause: e)
-        case .tooLarge, .decoderMemoryExceeded: return ParseError(.incorrectType, "Image is too large: \(e.message)", cause: e)
-        case .corrupt, .truncated: return ParseError(.incorrectType, "Image is corrupt: \(e.message)", cause: e)
+        // The imaging messages are whole sentences for people already ("Unsupported image type: GIF. …").
+        case .unsupportedType, .tooLarge, .corrupt, .truncated: return ParseError(.incorrectType, e.message, cause: e)
+        case .decoderMemoryExceeded: return ParseError(.incorrectType, "Image is too large to decode: \(e.message)", cause: e)
         case .readFailed: return ParseError(.fileSaveError, "The image file \(name) could not be read.", cause: e)
         default: return ParseError(.internalServerError, "Internal server error.", cause: e)
         }

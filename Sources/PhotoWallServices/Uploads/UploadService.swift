@@ -359,6 +359,15 @@ public enum UploadError: Error, Sendable {
     case badRequest(String)
     case alreadyComplete(UploadRecord)
 
+    /// The Parse error code of the JSON body: 101 (`ObjectNotFound`) for an unknown or expired upload,
+    /// 130 (`FileSaveError`) for everything that leaves a chunk or upload unsaved.
+    public var parseCode: ParseError.Code {
+        switch self {
+        case .notFound, .gone: return .objectNotFound
+        default: return .fileSaveError
+        }
+    }
+
     /// HTTP status per tus 1.0.0 (§PATCH, §Checksum, §Creation, §Expiration).
     public var status: Int {
         switch self {
