@@ -257,64 +257,101 @@ final class S3FileWriter: FileWriter {
     }
 }
 
-/// Uploads one writer's full parts from its spool file, in order, on a serial background queue.
+/// Uploads one writer's full parts from its spool file, up to `maxConcurrentParts` at a time (S3
+/// takes a multipart upload's parts in any order), each from its own region with `pread`.
 /// The writer keeps the file open until `finish` or `cancel` has returned.
 final class S3PartPump: Sendable {
+    /// Parts in flight at once per writer: enough to keep a connection busy while another waits
+    /// for S3's answer, few enough that many concurrent writers don't flood the server.
+    static let maxConcurrentParts = 3
+
     let client: S3Client
     let key: String
     let fd: Int32
-    private let queue: DispatchQueue
+    private struct Job { var partNumber: Int; var offset: Int64; var length: Int64 }
     private struct State {
-        var uploadId: String?
         var parts: [S3CompletedPart] = []
         var failure: S3Error?
         var cancelled = false
+        var pending: [Job] = []
+        var running = 0
     }
     private let state = Mutex(State())
+    /// The multipart upload's id, created by the first part; held while it is being created.
+    private let uploadId = Mutex<String?>(nil)
+    /// Entered by each running drainer; `finish` and `cancel` wait for it to empty.
+    private let drainers = DispatchGroup()
 
     init(client: S3Client, key: String, fd: Int32) {
         self.client = client; self.key = key; self.fd = fd
-        queue = DispatchQueue(label: "s3-part-pump")
     }
 
-    /// The first failure, if any (later parts are then skipped).
+    /// The first failure, if any (parts not started yet are then skipped).
     var failure: S3Error? { state.withLock { $0.failure } }
 
     /// Queues part `partNumber` (`length` bytes at `offset` of the spool file); returns at once.
-    /// The multipart upload is created before the first part.
     func enqueue(partNumber: Int, offset: Int64, length: Int64) {
-        queue.async { [self] in
-            guard let existing = state.withLock({ $0.failure == nil && !$0.cancelled ? Optional($0.uploadId) : nil }) else { return }
+        let startDrainer = state.withLock { s -> Bool in
+            s.pending.append(Job(partNumber: partNumber, offset: offset, length: length))
+            guard s.running < Self.maxConcurrentParts else { return false }
+            s.running += 1
+            return true
+        }
+        guard startDrainer else { return }
+        drainers.enter()
+        DispatchQueue.global().async { [self] in
+            drain()
+            drainers.leave()
+        }
+    }
+
+    /// Uploads queued parts until none is left (or one failed, or the writer gave up).
+    private func drain() {
+        while let job = state.withLock({ s -> Job? in
+            guard s.failure == nil, !s.cancelled, !s.pending.isEmpty else {
+                s.running -= 1
+                return nil
+            }
+            return s.pending.removeFirst()
+        }) {
             do throws(S3Error) {
-                let uploadId: String
-                if let existing { uploadId = existing } else {
-                    uploadId = try client.createMultipartUpload(key: key)
-                    state.withLock { $0.uploadId = uploadId }
-                }
-                let etag = try client.uploadPart(key: key, uploadId: uploadId, partNumber: partNumber,
-                                                 fileDescriptor: fd, offset: offset, length: length)
-                state.withLock { $0.parts.append(S3CompletedPart(partNumber: partNumber, etag: etag)) }
+                let id = try multipartUploadId()
+                let etag = try client.uploadPart(key: key, uploadId: id, partNumber: job.partNumber,
+                                                 fileDescriptor: fd, offset: job.offset, length: job.length)
+                state.withLock { $0.parts.append(S3CompletedPart(partNumber: job.partNumber, etag: etag)) }
             } catch {
-                state.withLock { $0.failure = error }
+                state.withLock { if $0.failure == nil { $0.failure = error } }
             }
         }
     }
 
-    /// Waits for every queued part. - Returns: the multipart upload id and the parts sent, in order.
-    /// - Throws: the first part's or the creation's `S3Error`.
-    func finish() throws(S3Error) -> (uploadId: String, parts: [S3CompletedPart]) {
-        queue.sync {}
-        let s = state.withLock { $0 }
-        if let failure = s.failure { throw failure }
-        guard let uploadId = s.uploadId else { throw S3Error(.invalidResponse, "no multipart upload was created", operation: "UploadPart \(key)") }
-        return (uploadId, s.parts)
+    /// The multipart upload's id, creating it on first use (other drainers wait meanwhile).
+    private func multipartUploadId() throws(S3Error) -> String {
+        try uploadId.withLock { (id: inout String?) throws(S3Error) -> String in
+            if let id { return id }
+            let created = try client.createMultipartUpload(key: key)
+            id = created
+            return created
+        }
     }
 
-    /// Skips the parts not started yet and waits for the one in flight.
+    /// Waits for every queued part. - Returns: the multipart upload id and the parts sent, by number.
+    /// - Throws: the first part's or the creation's `S3Error`.
+    func finish() throws(S3Error) -> (uploadId: String, parts: [S3CompletedPart]) {
+        drainers.wait()
+        let s = state.withLock { ($0.failure, $0.parts) }
+        if let failure = s.0 { throw failure }
+        guard let id = uploadId.withLock({ $0 }) else {
+            throw S3Error(.invalidResponse, "no multipart upload was created", operation: "UploadPart \(key)")
+        }
+        return (id, s.1.sorted { $0.partNumber < $1.partNumber })
+    }
+
+    /// Skips the parts not started yet and waits for those in flight.
     /// - Returns: the multipart upload id to abort, if one was created.
     func cancel() -> String? {
         state.withLock { $0.cancelled = true }
-        queue.sync {}
-        return state.withLock { $0.uploadId }
+        drainers.wait()
+        return uploadId.withLock { $0 }
     }
 }
