@@ -111,13 +111,15 @@ public final class S3UploadParts: UploadPartStore {
     /// modified before `cutoff`, whose upload id (the 32-hex prefix of the file name, or the tail's
     /// folder) has no record. Multipart uploads of `POST /files` writers also carry a random 32-hex
     /// prefix with no upload record, so one that died mid-body goes too once older than `cutoff`.
+    /// Local spool files older than `cutoff` go whatever their upload: a spool only lives for one
+    /// request (a crash of this instance mid-PATCH leaves one behind).
     /// - Source: Amazon S3 API reference, ListMultipartUploads and AbortMultipartUpload.
     public func removeOrphans(before cutoff: ParseDate, isLive: (String) throws -> Bool) throws -> Int {
         func older(_ date: String?) -> Bool {
             guard let date, let d = ParseDate(iso: date) else { return false }
             return d.millisecondsSince1970 < cutoff.millisecondsSince1970
         }
-        var removed = 0
+        var removed = try FileSystemUploadParts.removePartFiles(in: spoolDirectory, before: cutoff) { _ in true }
         do {
             for u in try client.listAllMultipartUploads(prefix: store.keyPrefix) where older(u.initiated) {
                 let id = Self.uploadID(prefixing: u.key.dropFirst(store.keyPrefix.count))

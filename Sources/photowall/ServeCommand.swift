@@ -25,7 +25,8 @@ enum ServeCommand {
                                  s3://BUCKET?endpoint=http(s)://HOST[:PORT]&region=R[&prefix=files/][&cache-size=BYTES]
                                  (path-style, SigV4; credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
                                  optional AWS_SESSION_TOKEN). Files are served from a local read cache in
-                                 DATA_DIR/s3-cache (cache-size default 1 GiB); resumable upload parts stay in the data dir
+                                 DATA_DIR/s3-cache (cache-size default 1 GiB). Resumable uploads become S3 multipart
+                                 uploads plus a small tail object; only the chunk being received is spooled in DATA_DIR/uploads
           --app-id ID            application id (PARSE_SERVER_APPLICATION_ID; default photowall)
           --master-key KEY       master key (PARSE_SERVER_MASTER_KEY; default photowall-master)
           --rest-key KEY         require this X-Parse-REST-API-Key (PARSE_SERVER_REST_API_KEY)

@@ -281,6 +281,11 @@ enum UploadCommand {
             var done: [String: JSON] = ["event": "done", "file": file, "fileName": .string(state.fileName!),
                                         "wallImageId": .string(state.wallImageId!), "totalBytes": .number(Double(job.size))]
             if let id = state.commentId { done["commentId"] = .string(id) }
+            // The file's plain URL stops working once it is on a wall (wall files are served by signed
+            // URLs only): report the signed ones the saved WallImage carries. Best effort.
+            if let saved = try? parse.getObject(className: "WallImage", objectId: state.wallImageId!) {
+                for key in ["image", "thumbnail"] { if let url = saved[key]?["url"] { done[key + "URL"] = url } }
+            }
             let summary = "done: WallImage \(state.wallImageId!)" + (state.commentId.map { ", comment \($0)" } ?? "")
             d.finished(i, json: done, summary: summary)
             return ClientExit.ok

@@ -128,18 +128,23 @@ extension ParseTestServer {
     }
 
     /// Leaves storage for upload `id` the way a crash between steps would, with no upload record:
-    /// `<dataDir>/uploads/<id>.part` on the filesystem store; on S3 a multipart upload on
-    /// `<prefix><id>_orphan.bin` and a tail object `…/uploads/<id>/tail-orphan`.
+    /// `<dataDir>/uploads/<id>.part` (the part file on the filesystem store; the request spool on
+    /// S3) and, on S3, a multipart upload on `<prefix><id>_orphan.bin` and a tail object
+    /// `…/uploads/<id>/tail-orphan`.
     public func plantOrphanedUpload(_ id: String) throws {
         if let (client, prefix) = try s3Store() {
             let base = prefix.hasSuffix("files/") ? String(prefix.dropLast(6)) : prefix
             _ = try client.createMultipartUpload(key: prefix + id + "_orphan.bin")
             _ = try client.putObject(key: base + "uploads/" + id + "/tail-orphan", bytes: [1, 2, 3])
-            return
         }
         let uploads = dataDir.appendingPathComponent("uploads")
         try FileManager.default.createDirectory(at: uploads, withIntermediateDirectories: true)
         try Data([1, 2, 3]).write(to: uploads.appendingPathComponent(id + ".part"))
+    }
+
+    /// Whether `<dataDir>/uploads/<id>.part` exists (the part file, or on S3 the request spool).
+    public func localPartFileExists(_ id: String) -> Bool {
+        FileManager.default.fileExists(atPath: dataDir.appendingPathComponent("uploads/\(id).part").path)
     }
 
     /// Multipart uploads on S3 whose file name starts with upload `id` (none on the filesystem store).

@@ -92,6 +92,11 @@ import Testing
             let file = try await sharedServer.request("GET", image["image"]?["url"]?.stringValue ?? "", key: .none)
             #expect(TestFiles.sha256(file.body) == (try TestFiles.sha256(ofFile: photo)))
             #expect(cli.resumeStates.isEmpty)
+            // The done event carries the signed URLs that work once the file is on the wall.
+            let signed = try await sharedServer.request("GET", try #require(done["imageURL"] as? String), key: .none)
+            #expect(TestFiles.sha256(signed.body) == (try TestFiles.sha256(ofFile: photo)))
+            let thumb = try await sharedServer.request("GET", try #require(done["thumbnailURL"] as? String), key: .none)
+            #expect(thumb.status == 200 && thumb.body.count > 0)
         }
     }
 

@@ -309,6 +309,12 @@ final class EventLog: @unchecked Sendable {
         for case .created(let url) in events { return url }
         return nil
     }
+
+    /// The messages of the errors the client retried after.
+    var retryMessages: [String] {
+        lock.lock(); defer { lock.unlock() }
+        return events.compactMap { if case .retrying(_, _, let error) = $0 { return error.message } else { return nil } }
+    }
 }
 
 /// A flag set once from any thread.

@@ -149,15 +149,16 @@ import Testing
         let orphan = "0f" + String(repeating: "e", count: 30)
         try s.plantOrphanedUpload(orphan)
         #expect(try s.uploadLeftovers(orphan).count == 1)
+        #expect(s.localPartFileExists(orphan))
         try await Task.sleep(for: .milliseconds(2100))  // both now older than the orphan age
         s.stop()
         try s.start()  // the sweep runs at start
         var swept = false
         for _ in 0..<100 where !swept {
-            swept = try s.uploadLeftovers(orphan).isEmpty && s.multipartUploads(of: orphan).isEmpty
+            swept = try s.uploadLeftovers(orphan).isEmpty && s.multipartUploads(of: orphan).isEmpty && !s.localPartFileExists(orphan)
             if !swept { try await Task.sleep(for: .milliseconds(100)) }
         }
-        let left = try s.uploadLeftovers(orphan) + s.multipartUploads(of: orphan)
+        let left = try s.uploadLeftovers(orphan) + s.multipartUploads(of: orphan) + (s.localPartFileExists(orphan) ? ["local part file"] : [])
         #expect(swept, "orphan left: \(left)")
         #expect(try s.uploadLeftovers(live).count == 1, "the live upload keeps its bytes")
         let t2 = try RawTus(s, token: token)

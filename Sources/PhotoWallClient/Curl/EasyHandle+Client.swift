@@ -1,4 +1,5 @@
 internal import PhotoWallCurl
+import Foundation
 import PhotoWallCore
 
 // The client's view of the shared libcurl wrapper (PhotoWallCurl): its failures as `ClientError`s
@@ -38,10 +39,18 @@ extension HTTPResponse {
     /// The body parsed as JSON, or nil when it isn't JSON.
     var json: JSON? { try? JSON.parse(body) }
 
-    /// The server's error message: Parse's `error` field, else the body text, else the status.
+    /// The server's error message: Parse's `error` field; for an HTML page (a proxy's error page,
+    /// such as nginx's `502 Bad Gateway`) the status and the page's `<title>`; else the body's first
+    /// 300 bytes; else the status.
     var errorMessage: String {
         if let j = json, let m = j["error"]?.stringValue ?? j["message"]?.stringValue { return m }
         let text = String(decoding: body.prefix(300), as: UTF8.self).trimmingLineSpace()
+        if header("Content-Type")?.lowercased().contains("html") == true || text.hasPrefix("<") {
+            let title = text.range(of: "<title>", options: .caseInsensitive).flatMap { open in
+                text[open.upperBound...].range(of: "</title>", options: .caseInsensitive).map { text[open.upperBound..<$0.lowerBound] }
+            }.map { String($0).trimmingLineSpace() } ?? ""
+            return title.isEmpty ? "HTTP \(status) (an HTML page)" : title.hasPrefix("\(status)") ? "HTTP \(title)" : "HTTP \(status): \(title)"
+        }
         return text.isEmpty ? "HTTP \(status)" : text
     }
 }

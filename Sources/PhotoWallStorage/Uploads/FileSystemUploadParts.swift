@@ -56,6 +56,13 @@ public final class FileSystemUploadParts: UploadPartStore {
 
     /// Unlinks `<id>.part` files older than `cutoff` (modification time) whose upload has no record.
     public func removeOrphans(before cutoff: ParseDate, isLive: (String) throws -> Bool) throws -> Int {
+        try Self.removePartFiles(in: directory, before: cutoff) { id in try !isLive(id) }
+    }
+
+    /// Unlinks the `<id>.part` files in `directory` last modified before `cutoff` for which `shouldRemove`
+    /// is true. - Returns: how many. - Throws: 130 when the folder can't be read, or what `shouldRemove` throws.
+    public static func removePartFiles(in directory: String, before cutoff: ParseDate,
+                                       where shouldRemove: (String) throws -> Bool) throws -> Int {
         guard let d = opendir(directory) else {
             throw ParseError(.fileSaveError, "Could not list the uploads.", cause: POSIXFailure(call: "opendir \(directory)", code: errno))
         }
@@ -67,10 +74,10 @@ public final class FileSystemUploadParts: UploadPartStore {
         closedir(d)
         var removed = 0
         for name in names {
-            guard let id = Self.uploadID(prefixing: name[...]), name == id + ".part" else { continue }
+            guard let id = uploadID(prefixing: name[...]), name == id + ".part" else { continue }
             var st = stat()
             guard stat(directory + "/" + name, &st) == 0,
-                  Int64(st.st_mtim.tv_sec) * 1000 < cutoff.millisecondsSince1970, try !isLive(id) else { continue }
+                  Int64(st.st_mtim.tv_sec) * 1000 < cutoff.millisecondsSince1970, try shouldRemove(id) else { continue }
             if unlink(directory + "/" + name) == 0 { removed += 1 }
         }
         return removed
