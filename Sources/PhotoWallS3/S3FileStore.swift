@@ -244,11 +244,18 @@ final class S3FileWriter: FileWriter {
     func abort() {
         guard !done else { return }
         done = true
-        if let pump, let uploadId = pump.cancel() {
-            try? store.client.abortMultipartUpload(key: key, uploadId: uploadId)
+        let pump = self.pump, fd = self.fd, client = store.client, key = self.key
+        self.pump = nil
+        self.fd = -1
+        guard pump != nil || fd >= 0 else { return }
+        // In the background: a cut-off `POST /files` aborts on the engine's event thread, which must
+        // not wait for the parts in flight or for S3's answer. The spool stays open until they end.
+        DispatchQueue.global().async {
+            if let pump, let uploadId = pump.cancel() {
+                try? client.abortMultipartUpload(key: key, uploadId: uploadId)
+            }
+            if fd >= 0 { close(fd) }
         }
-        pump = nil
-        closeSpool()
     }
 
     private func closeSpool() {
