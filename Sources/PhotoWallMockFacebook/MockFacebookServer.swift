@@ -146,6 +146,8 @@ public final class MockFacebookServer: Sendable {
             switch s[0] {
             case "debug_token": return try debugToken(call)
             case "app": return try app(call)
+            // Browsers ask for it on the dialog page; a plain 404 keeps their consoles quiet.
+            case "favicon.ico": return .text("Not found.\n", status: 404)
             default: return try node(call, s[0])
             }
         case 2:

@@ -154,10 +154,14 @@ def test_friend_sees_the_photo_and_comments(stack, browser):
     text = f"Lovely, says {B['name']} {uuid.uuid4().hex[:6]}"
     field = article.find_element(By.CSS_SELECTOR, ".comment-form input")
     assert d.find_element(By.CSS_SELECTOR, f"label[for='{field.get_attribute('id')}']").get_attribute("textContent") == "Add a comment"
+    # An earlier mistake leaves an error banner; the next success clears it.
+    d.find_element(By.ID, "upload-start").click()
+    assert d.find_element(By.ID, "notice").text == "Choose one or more photos first."
     field.send_keys(text)
     field.send_keys(Keys.ENTER)  # the keyboard submits the form
     wait(d).until(lambda _: text in [e.text for e in article.find_elements(By.CSS_SELECTOR, ".comment-text")])
     assert article.find_element(By.CLASS_NAME, "comment-status").text == "Comment posted."
+    assert not d.find_element(By.ID, "notice").is_displayed(), "the success cleared the stale error"
     shot(d, "02-friend-3-commented")
     where = urllib.parse.quote(json.dumps({"imageObjectId": image_id, "comment": text}))
     status, found, _ = rest(stack, "GET", f"/classes/WallImageComment?where={where}")
@@ -228,6 +232,20 @@ def test_stranger_does_not_see_the_photo(stack, browser):
     item = upload(d, os.path.join(ROOT, "Samples", "facebook", "README.md"))
     assert item.find_element(By.CLASS_NAME, "upload-status").text == "Failed: only JPEG and PNG photos can be shared."
     assert d.find_element(By.ID, "notice").text == "README.md: only JPEG and PNG photos can be shared."
+    # Text named .jpg: its first bytes give it away, so nothing is sent; the failed row can be dismissed.
+    fake = os.path.join(stack["data"], "notaphoto.jpg")
+    with open(fake, "w") as f:
+        f.write("not a photo at all\n" * 1000)
+    item = upload(d, fake)
+    wait(d).until(lambda _: "failed" in item.get_attribute("class").split())
+    assert item.find_element(By.CLASS_NAME, "upload-status").text == \
+        "Failed: this file is not a JPEG or PNG photo (its contents say otherwise)."
+    assert item.get_attribute("data-upload-url") is None, "no tus upload was created for it"
+    assert "failed" in d.find_element(By.ID, "upload-live").get_attribute("textContent")
+    shot(d, "03-stranger-3b-not-a-photo")
+    item.find_element(By.CLASS_NAME, "dismiss").click()
+    wait(d).until(lambda _: not d.find_elements(By.CSS_SELECTOR, "#uploads li[data-name='notaphoto.jpg']"))
+    assert not d.find_element(By.ID, "notice").is_displayed(), "dismissing the row clears its message"
     # A session the server no longer knows: back to the login, with the reason.
     d.execute_script("const s = JSON.parse(localStorage.getItem('photowall.session')); s.sessionToken = 'r:' + '0'.repeat(32);"
                      "localStorage.setItem('photowall.session', JSON.stringify(s))")

@@ -42,7 +42,7 @@ export class Api {
         body: body === undefined ? undefined : JSON.stringify(body),
       });
     } catch (e) {
-      throw new ApiError(100, `The server cannot be reached (${e.message}).`);
+      throw new ApiError(100, 'The server cannot be reached. Check your connection and try again.');
     }
     if (!res.ok) throw await errorFrom(res);
     return res.json();

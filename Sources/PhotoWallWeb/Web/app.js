@@ -12,9 +12,11 @@ const $ = (id) => document.getElementById(id);
 let session = null;
 try { session = JSON.parse(localStorage.getItem(SESSION_KEY)); } catch { session = null; }
 
-/** Shows a page-wide message (errors are announced by the alert region). */
-export function notify(message, kind = 'error') {
+/** Shows a page-wide message (errors are announced by the alert region). An empty message with
+ *  `onlyIfError` clears the banner only when it shows an error (after a later success). */
+export function notify(message, kind = 'error', { onlyIfError = false } = {}) {
   const n = $('notice');
+  if (onlyIfError && !(n.classList.contains('error') && !n.hidden)) return;
   n.textContent = message;
   n.className = `notice ${kind}`;
   n.hidden = !message;

@@ -9,6 +9,15 @@ const $ = (id) => document.getElementById(id);
 const TYPES = new Set(['image/jpeg', 'image/png']);
 const MiB = 1024 * 1024;
 
+/** Whether the file starts like a JPEG (FF D8 FF) or a PNG (89 'PNG' 0D 0A 1A 0A), read from its
+ *  first bytes, so a renamed text file is refused before any byte is sent. */
+async function looksLikePhoto(file) {
+  const b = new Uint8Array(await file.slice(0, 8).arrayBuffer());
+  const jpeg = b[0] === 0xFF && b[1] === 0xD8 && b[2] === 0xFF;
+  const png = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A].every((v, i) => b[i] === v);
+  return jpeg || png;
+}
+
 function size(bytes) {
   return bytes >= MiB ? `${(bytes / MiB).toFixed(1)} MB` : `${Math.max(1, Math.round(bytes / 1024))} kB`;
 }
@@ -107,10 +116,22 @@ export class Uploader {
     const fail = (message) => {
       li.classList.add('failed');
       text.textContent = `Failed: ${message}`;
+      say(`failed: ${message}`);
       this.notify(`${file.name}: ${message}`);
+      const dismiss = document.createElement('button');
+      dismiss.type = 'button';
+      dismiss.className = 'dismiss';
+      dismiss.textContent = 'Dismiss';
+      dismiss.setAttribute('aria-label', `Dismiss the failed upload of ${file.name}`);
+      dismiss.addEventListener('click', () => {
+        li.remove();
+        if ($('notice').textContent.startsWith(`${file.name}: `)) this.notify('');
+      });
+      li.append(dismiss);
     };
     if (!TYPES.has(file.type)) { fail('only JPEG and PNG photos can be shared.'); return; }
     if (file.size === 0) { fail('the file is empty.'); return; }
+    if (!(await looksLikePhoto(file))) { fail('this file is not a JPEG or PNG photo (its contents say otherwise).'); return; }
     if (this.config.maxUploadBytes && file.size > this.config.maxUploadBytes) {
       fail(`the file is larger than the server accepts (${size(this.config.maxUploadBytes)}).`); return;
     }
@@ -170,13 +191,14 @@ export class Uploader {
       li.classList.add('done');
       text.textContent = 'Done: on the wall.';
       say('done, the photo is on the wall');
+      this.notify('', 'error', { onlyIfError: true }); // a success clears an earlier error banner
     } catch (e) {
       // Refused for good (not a network or session problem): nothing to resume later.
       if (e.status >= 400 && e.status < 500 && e.status !== 401 && e.status !== 403 && e.status !== 423) {
         tus.forget();
         dropPendingFile(tus.key);
       }
-      if (!this.onAuthError(e)) fail(`${e.message}${e.code && e.code !== e.status ? ` (code ${e.code})` : ''}`);
+      if (!this.onAuthError(e)) fail(e.message);
     }
   }
 }

@@ -98,6 +98,12 @@ export class Wall {
     const thumb = node.querySelector('.thumb');
     const img = thumb.querySelector('img');
     img.src = image.thumbnail?.url ?? image.display?.url ?? image.image?.url ?? '';
+    // Cards are wider than the 256 px thumbnail on most screens: let the browser take the display
+    // size where the thumbnail would be upscaled (wide cards, high-density phones).
+    if (image.thumbnail?.url && image.display?.url) {
+      img.srcset = `${image.thumbnail.url} 256w, ${image.display.url} 1080w`;
+      img.sizes = '(max-width: 40rem) 100vw, 24rem';
+    }
     img.alt = `Photo by ${who}, ${when(image.createdAt)}`;
     if (image.width && image.height) {
       img.width = image.width > image.height ? 256 : Math.round(256 * image.width / image.height);
@@ -160,10 +166,14 @@ export class Wall {
     const input = form.querySelector('input');
     const status = node.querySelector('.comment-status');
     const text = input.value.trim();
-    if (!text) { status.textContent = 'Write something first.'; input.focus(); return; }
+    const setStatus = (message, error = false) => {
+      status.textContent = message;
+      status.classList.toggle('error', error);
+    };
+    if (!text) { setStatus('Write something first.', true); input.focus(); return; }
     const button = form.querySelector('button');
     button.disabled = true;
-    status.textContent = 'Posting…';
+    setStatus('Posting…');
     try {
       const saved = await this.api.call('POST', '/classes/WallImageComment', { comment: text, imageObjectId: image.objectId });
       node.querySelector('.comment-list').append(this.comment({
@@ -171,9 +181,10 @@ export class Wall {
       }));
       this.updateMore(node, image, Number(node.dataset.commentCount) + 1);
       input.value = '';
-      status.textContent = 'Comment posted.';
+      setStatus('Comment posted.');
+      this.notify('', 'error', { onlyIfError: true }); // a success clears an earlier error banner
     } catch (e) {
-      if (!this.onAuthError(e)) status.textContent = `Your comment was not posted: ${e.message}${e.code ? ` (code ${e.code})` : ''}`;
+      if (!this.onAuthError(e)) setStatus(`Your comment was not posted: ${e.message}`, true);
     } finally {
       button.disabled = false;
     }
