@@ -6,11 +6,13 @@
 enum DialogPage {
     private static let style = """
         body{font-family:system-ui,sans-serif;background:#f0f2f5;margin:0;padding:2rem;color:#1c1e21}
+        @media (max-width:30rem){body{padding:.5rem}main{padding:1rem}}
         main{max-width:34rem;margin:auto;background:#fff;border-radius:8px;padding:1.5rem;box-shadow:0 2px 8px #0002}
-        h1{font-size:1.3rem;margin-top:0}.mock{color:#8a8d91;font-size:.85rem}
+        h1{font-size:1.3rem;margin-top:0}h2{font-size:1.1rem}.mock{color:#8a8d91;font-size:.85rem}
         .users{max-height:22rem;overflow:auto;border:1px solid #dddfe2;border-radius:6px;padding:.25rem}
-        label.user{display:flex;align-items:center;gap:.6rem;padding:.35rem .5rem;border-radius:4px;cursor:pointer}
-        label.user:hover{background:#f2f3f5}.dot{width:1.6rem;height:1.6rem;border-radius:50%;display:inline-block}
+        label.user{display:flex;flex-wrap:wrap;align-items:center;gap:.2rem .6rem;padding:.35rem .5rem;border-radius:4px;cursor:pointer}
+        label.user:hover{background:#f2f3f5}.dot{flex:none;width:1.6rem;height:1.6rem;border-radius:50%;display:inline-block}
+        label.user small{flex-basis:100%;padding-left:3.6rem;overflow-wrap:anywhere}
         small{color:#8a8d91}.buttons{display:flex;gap:.75rem;margin-top:1rem}
         button{font-size:1rem;padding:.55rem 1.4rem;border-radius:6px;border:0;cursor:pointer}
         button.approve{background:#1877f2;color:#fff}button.cancel{background:#e4e6eb}
