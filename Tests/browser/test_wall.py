@@ -186,6 +186,19 @@ def test_friend_sees_the_photo_and_comments(stack, browser):
     assert not more.is_displayed()
     # Phone layout: nothing wider than the screen.
     assert d.execute_script("return document.documentElement.scrollWidth") <= PHONE[0]
+    # The session ends elsewhere while a comment is being typed: back to the login, and the typed
+    # comment is waiting in its field after logging in again.
+    status, _, _ = rest(stack, "POST", "/logout", session=session["sessionToken"], master=False)
+    assert status == 200
+    draft = f"draft {uuid.uuid4().hex[:6]}"
+    field = article.find_element(By.CSS_SELECTOR, ".comment-form input")
+    field.send_keys(draft)
+    field.send_keys(Keys.ENTER)
+    wait(d).until(EC.visibility_of_element_located((By.ID, "login-facebook")))
+    assert d.find_element(By.ID, "notice").text == "Your session has ended: please log in again."
+    session = login(d, stack, B, "02-friend-relogin")
+    field = wait(d).until(EC.presence_of_element_located((By.CSS_SELECTOR, f"#feed article[data-object-id='{image_id}'] .comment-form input")))
+    assert field.get_attribute("value") == draft
     # Logout ends the session on the server too.
     d.find_element(By.ID, "logout").click()
     wait(d).until(EC.visibility_of_element_located((By.ID, "login-facebook")))

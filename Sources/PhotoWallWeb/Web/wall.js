@@ -119,6 +119,10 @@ export class Wall {
     const input = form.querySelector('input');
     input.id = `comment-${image.objectId}`;
     form.querySelector('label').htmlFor = input.id;
+    // A comment typed when the session ended comes back after the next login.
+    const draftKey = `photowall.draft.${image.objectId}`;
+    const draft = sessionStorage.getItem(draftKey);
+    if (draft) { input.value = draft; sessionStorage.removeItem(draftKey); }
     form.addEventListener('submit', (e) => { e.preventDefault(); this.postComment(image, node); });
     if (first) this.feed.prepend(node); else this.feed.append(node);
     if (first) this.status.textContent = `${this.ids.size} photos shown.`;
@@ -184,6 +188,7 @@ export class Wall {
       setStatus('Comment posted.');
       this.notify('', 'error', { onlyIfError: true }); // a success clears an earlier error banner
     } catch (e) {
+      if (e.code === 209) sessionStorage.setItem(`photowall.draft.${image.objectId}`, text); // kept for after the login
       if (!this.onAuthError(e)) setStatus(`Your comment was not posted: ${e.message}`, true);
     } finally {
       button.disabled = false;
