@@ -57,7 +57,7 @@ let package = Package(
         .testTarget(name: "PhotoWallMockFacebookTests", dependencies: ["PhotoWallMockFacebook", "PhotoWallTesting", "PhotoWallCore"], swiftSettings: strict),
         .testTarget(name: "PhotoWallPostgresTests", dependencies: ["PhotoWallPostgres", "PhotoWallStorage", "PhotoWallCore", "PhotoWallTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoWallS3Tests", dependencies: ["PhotoWallS3", "PhotoWallStorage", "PhotoWallCore", "PhotoWallTesting"], swiftSettings: strict),
-        .testTarget(name: "PhotoWallAPITests", dependencies: ["PhotoWallTesting", "PhotoWallCore"], swiftSettings: strict),
+        .testTarget(name: "PhotoWallAPITests", dependencies: ["PhotoWallTesting", "PhotoWallCore", "PhotoWallCrypto"], swiftSettings: strict),
         .testTarget(name: "PhotoWallWebTests", dependencies: ["PhotoWallWeb", "PhotoWallHTTP"], swiftSettings: strict),
         .testTarget(name: "PhotoWallUploadTests", dependencies: ["PhotoWallClient", "PhotoWallCore", "PhotoWallCrypto", "PhotoWallTesting"], swiftSettings: strict),
     ]

@@ -49,9 +49,11 @@ extension ParseAPI {
         guard appId == config.appId else {
             return Render.json(ParseError(.operationForbidden, "Invalid application ID.", status: 403).json, status: 403)
         }
-        let found: (FileRecord, FileLocation)?
-        do { found = try files.lookup(name: name) } catch { return Render.error(error, logger: logger, requestID: head.requestID) }
-        guard let (record, location) = found else { return Response.text("File not found.", status: 404) }
+        // The metadata and the access check come first, and a 304 needs no bytes: on S3 nothing is
+        // downloaded into the read cache for a request that won't be sent the file.
+        let found: FileRecord?
+        do { found = try files.record(named: name) } catch { return Render.error(error, logger: logger, requestID: head.requestID) }
+        guard let record = found else { return Response.text("File not found.", status: 404) }
         if let fileAccess {
             // Wall files are served to the owner's friends only: by a signed URL or by a session.
             var query: [String: String] = [:]
@@ -76,6 +78,9 @@ extension ParseAPI {
             return Response(status: 304, headers: h, body: .empty)
         }
         h.add("Content-Type", record.contentType)
+        let stored: FileLocation?
+        do { stored = try files.location(of: name) } catch { return Render.error(error, logger: logger, requestID: head.requestID) }
+        guard let location = stored else { return Response.text("File not found.", status: 404) }
         let size = location.byteCount
         if let range = head.headers["Range"], head.headers["If-Range"].map({ $0 == etag }) ?? true {
             switch ByteRange.parse(range, size: size) {

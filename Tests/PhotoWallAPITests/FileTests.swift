@@ -2,6 +2,7 @@ import Foundation
 import PhotoWallTesting
 import Testing
 import PhotoWallCore
+import PhotoWallCrypto
 
 /// `/files`: streamed upload, names, download with Range/ETag/type, delete with the master key.
 @Suite struct FileTests {
@@ -62,6 +63,29 @@ import PhotoWallCore
         let del = try await s.request("DELETE", "/files/\(name)", key: .master(nil))
         #expect(del.status == 200)
         #expect(try await s.request("GET", url, key: .none).status == 404)
+    }
+
+    /// A 304 and a refused request send no bytes, so nothing is fetched for them: on the S3 store the
+    /// read cache (`<data dir>/s3-cache/<sha256 of the name>`) holds no copy of the file until a
+    /// request that gets the bytes.
+    @Test func conditionalAndRefusedRequestsFetchNothing() async throws {
+        let (_, token) = try await s.signUp()
+        let bytes = randomBytes(50_000)
+        let up = try await s.request("POST", "/files/cond.bin", body: bytes, key: .session(token))
+        let url = try #require(up.json["url"]?.stringValue)
+        let name = try #require(up.json["name"]?.stringValue)
+        let etag = "\"" + Digest.hash(.sha256, [UInt8](bytes)).hexString + "\""
+        let cachedCopy = s.dataDir.appendingPathComponent("s3-cache/" + Digest.hash(.sha256, Array(name.utf8)).hexString).path
+        let notModified = try await s.request("GET", url, key: .none, headers: ["If-None-Match": etag])
+        #expect(notModified.status == 304)
+        let wrongApp = try await s.request("GET", url.replacingOccurrences(of: "/\(s.appId)/", with: "/otherapp/"), key: .none)
+        #expect(wrongApp.status == 403)
+        #expect(!FileManager.default.fileExists(atPath: cachedCopy), "nothing was downloaded for a 304 or a refusal")
+        let get = try await s.request("GET", url, key: .none)
+        #expect(get.status == 200 && get.body == bytes)
+        if s.extraArgs.contains("--files") {
+            #expect(FileManager.default.fileExists(atPath: cachedCopy), "the S3 read cache is where this test looks")
+        }
     }
 
     @Test func typeAndExtension() async throws {

@@ -97,6 +97,16 @@ public final class FileService: Sendable {
         return try finish(upload)
     }
 
+    /// A stored file's metadata (no byte is touched: on S3, nothing is downloaded), or nil.
+    public func record(named name: String) throws(ParseError) -> FileRecord? {
+        try database.file(named: name)
+    }
+
+    /// Where a stored file's bytes are, for sending them (on S3, fetched into the read cache first), or nil.
+    public func location(of name: String) throws(ParseError) -> FileLocation? {
+        try store.location(of: name)
+    }
+
     /// Metadata and location of a stored file, or nil.
     public func lookup(name: String) throws(ParseError) -> (FileRecord, FileLocation)? {
         guard let record = try database.file(named: name), let location = try store.location(of: name) else { return nil }
