@@ -77,6 +77,13 @@ extension ParseAPI {
         if let inm = head.headers["If-None-Match"], inm.split(separator: ",").contains(where: { $0.trimmingWhitespace() == etag || $0.trimmingWhitespace() == "*" }) {
             return Response(status: 304, headers: h, body: .empty)
         }
+        // The S3 store may hand the bytes to S3 itself (presigned URLs): a redirect after the checks.
+        if let direct = files.store.directDownloadURL(for: name, contentType: record.contentType) {
+            var r = HTTPHeaders(Render.corsHeaders)
+            r.add("Location", direct)
+            r.add("Cache-Control", "no-store")
+            return Response(status: 302, headers: r, body: .empty)
+        }
         h.add("Content-Type", record.contentType)
         let stored: FileLocation?
         do { stored = try files.location(of: name) } catch { return Render.error(error, logger: logger, requestID: head.requestID) }

@@ -33,6 +33,26 @@ public final class S3Client: Sendable {
         host = configuration.hostHeader
     }
 
+    /// A presigned GetObject URL for `key`: anyone holding it can read the object (with `Range`,
+    /// conditional requests) until it expires, without credentials. Makes no request.
+    /// - Parameters:
+    ///   - expiresSeconds: 1–604800.
+    ///   - contentType, contentDisposition: sent back as the response's headers instead of the
+    ///     stored ones (`response-content-type`, `response-content-disposition`), when given.
+    /// - Source: Amazon S3 API reference, GetObject (response-* overrides) and sigv4-query-string-auth.
+    public func presignedGetURL(key: String, expiresSeconds: Int, contentType: String? = nil,
+                                contentDisposition: String? = nil) -> String {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        var overrides: [(String, String)] = []
+        if let contentType { overrides.append(("response-content-type", contentType)) }
+        if let contentDisposition { overrides.append(("response-content-disposition", contentDisposition)) }
+        let path = encodedPath(key)
+        let query = signer.presign(method: "GET", host: host, encodedPath: path, query: overrides,
+                                   expiresSeconds: expiresSeconds, time: Int(time.tv_sec))
+        return configuration.endpoint + path + "?" + SigV4Signer.canonicalQuery(query)
+    }
+
     // MARK: objects
 
     /// PutObject from memory.

@@ -40,7 +40,8 @@ public struct S3Configuration: Sendable {
     }
 }
 
-/// A `--files` URL for the S3 store: `s3://BUCKET?endpoint=URL&region=R[&prefix=P][&cache-size=BYTES]`.
+/// A `--files` URL for the S3 store:
+/// `s3://BUCKET?endpoint=URL&region=R[&prefix=P][&cache-size=BYTES][&presigned-urls=SECONDS]`.
 public struct S3StoreURL: Sendable {
     public var bucket: String
     public var endpoint: String
@@ -49,6 +50,10 @@ public struct S3StoreURL: Sendable {
     public var prefix: String
     /// Read-through cache limit in bytes; default 1 GiB.
     public var cacheLimitBytes: Int64
+    /// `presigned-urls=SECONDS`: file downloads that pass PhotoWall's checks are redirected (302)
+    /// to a presigned S3 URL valid this long, so the bytes come from S3 itself; nil (default) serves
+    /// them through PhotoWall. Clients must be able to reach the endpoint.
+    public var presignedURLSeconds: Int?
 
     /// Parses the URL. Query values may be percent-encoded.
     /// - Throws: `ParseError` 1 with a message naming the problem (not `s3://`, no bucket, no endpoint).
@@ -76,6 +81,12 @@ public struct S3StoreURL: Sendable {
             cacheLimitBytes = n
         } else {
             cacheLimitBytes = 1 << 30
+        }
+        if let p = query["presigned-urls"] {
+            guard let n = Int(p), (1...604_800).contains(n) else {
+                throw ParseError(.internalServerError, "\(url): bad presigned-urls '\(p)' (seconds, 1 to 604800)")
+            }
+            presignedURLSeconds = n
         }
     }
 }

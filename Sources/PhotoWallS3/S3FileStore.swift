@@ -23,6 +23,8 @@ public final class S3FileStore: FileStore {
     public let keyPrefix: String
     /// Size of each multipart part, in bytes (≥ 5 MiB).
     public let partBytes: Int
+    /// When set, downloads are redirected to presigned S3 URLs valid this many seconds.
+    public let presignedURLSeconds: Int?
     let cache: S3ReadCache
 
     /// - Parameters:
@@ -31,12 +33,14 @@ public final class S3FileStore: FileStore {
     ///   - cacheDirectory: local folder for the read cache (created; e.g. `<data dir>/s3-cache`).
     ///   - cacheLimitBytes: total size the cache keeps (default 1 GiB); least recently used first out.
     ///   - partBytes: multipart part size, clamped to at least `S3Client.minimumPartBytes` (default 8 MiB).
+    ///   - presignedURLSeconds: redirect downloads to presigned URLs valid this long (nil: serve them).
     /// - Throws: `ParseError` 1 when the cache folder can't be created.
     public init(client: S3Client, keyPrefix: String = "files/", cacheDirectory: String,
-                cacheLimitBytes: Int64 = 1 << 30, partBytes: Int = 8 << 20) throws(ParseError) {
+                cacheLimitBytes: Int64 = 1 << 30, partBytes: Int = 8 << 20, presignedURLSeconds: Int? = nil) throws(ParseError) {
         self.client = client
         self.keyPrefix = keyPrefix
         self.partBytes = max(partBytes, S3Client.minimumPartBytes)
+        self.presignedURLSeconds = presignedURLSeconds
         cache = try S3ReadCache(directory: cacheDirectory, limitBytes: cacheLimitBytes)
     }
 
@@ -91,7 +95,17 @@ public final class S3FileStore: FileStore {
         }
     }
 
-    /// Reads a whole file (thumbnails, tests). - Throws: 101 when missing, 100/1 as above.
+    /// With `presignedURLSeconds`: a presigned GetObject URL whose response carries `contentType`;
+    /// anything but a JPEG or PNG also gets `Content-Disposition: attachment`, since S3 sends neither
+    /// `nosniff` nor the sandboxing CSP PhotoWall adds. Else nil (PhotoWall serves the bytes).
+    public func directDownloadURL(for name: String, contentType: String) -> String? {
+        guard let seconds = presignedURLSeconds else { return nil }
+        let inline = contentType == "image/jpeg" || contentType == "image/png"
+        return client.presignedGetURL(key: key(name), expiresSeconds: seconds, contentType: contentType,
+                                      contentDisposition: inline ? nil : "attachment")
+    }
+
+    /// Reads a whole file (thumbnails, tests).    /// Reads a whole file (thumbnails, tests). - Throws: 101 when missing, 100/1 as above.
     public func read(_ name: String) throws(ParseError) -> [UInt8] {
         do {
             return try client.getObject(key: key(name), maxBytes: Int.max)

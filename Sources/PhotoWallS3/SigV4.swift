@@ -3,7 +3,8 @@ import PhotoWallCrypto
 import Glibc
 #endif
 
-/// AWS Signature Version 4 for header authentication (`Authorization: AWS4-HMAC-SHA256 …`).
+/// AWS Signature Version 4 for header authentication (`Authorization: AWS4-HMAC-SHA256 …`) and
+/// presigned URLs (the same signature in the query string).
 ///
 /// The four steps of the spec: a canonical request (method, URI-encoded path, sorted encoded
 /// query, sorted lower-case headers, signed header list, payload hash), a string to sign
@@ -62,12 +63,46 @@ public struct SigV4Signer: Sendable {
         let scope = "\(day)/\(region)/\(service)/aws4_request"
         let stringToSign = ["AWS4-HMAC-SHA256", amzDate, scope, Self.hexSHA256(Array(canonicalRequest.utf8))].joined(separator: "\n")
 
-        var key = Crypto.hmacSHA256(key: Array("AWS4\(credentials.secretAccessKey)".utf8), message: Array(day.utf8))
-        for part in [region, service, "aws4_request"] { key = Crypto.hmacSHA256(key: key, message: Array(part.utf8)) }
-        let signature = Self.hex(Crypto.hmacSHA256(key: key, message: Array(stringToSign.utf8)))
+        let signature = Self.hex(Crypto.hmacSHA256(key: signingKey(day: day), message: Array(stringToSign.utf8)))
 
         added.append(("Authorization", "AWS4-HMAC-SHA256 Credential=\(credentials.accessKeyId)/\(scope),SignedHeaders=\(signedHeaders),Signature=\(signature)"))
         return added
+    }
+
+    /// Presigns a request into its query string (a URL anyone may use until it expires).
+    ///
+    /// - Parameters:
+    ///   - method, host, encodedPath: as for `sign`.
+    ///   - query: the request's own raw query parameters (e.g. `response-content-type`), if any.
+    ///   - expiresSeconds: 1–604800 (7 days), S3's limits.
+    ///   - time: seconds since 1970 (UTC) the URL is valid from.
+    /// - Returns: the full raw query — `query` plus `X-Amz-Algorithm`, `X-Amz-Credential`,
+    ///   `X-Amz-Date`, `X-Amz-Expires`, `X-Amz-SignedHeaders` (`host`), `X-Amz-Security-Token` with a
+    ///   session token, and `X-Amz-Signature` — to join with `canonicalQuery`. The payload is
+    ///   `UNSIGNED-PAYLOAD`.
+    /// - Source: Amazon S3 API reference, "Authenticating Requests: Using Query Parameters (AWS
+    ///   Signature Version 4)" (sigv4-query-string-auth), whose GET example is checked in `SigV4Tests`.
+    public func presign(method: String, host: String, encodedPath: String, query: [(String, String)] = [],
+                        expiresSeconds: Int, time: Int) -> [(String, String)] {
+        let (amzDate, day) = Self.timestamps(time)
+        let scope = "\(day)/\(region)/\(service)/aws4_request"
+        var params = query + [
+            ("X-Amz-Algorithm", "AWS4-HMAC-SHA256"), ("X-Amz-Credential", "\(credentials.accessKeyId)/\(scope)"),
+            ("X-Amz-Date", amzDate), ("X-Amz-Expires", "\(min(max(expiresSeconds, 1), 604_800))"), ("X-Amz-SignedHeaders", "host"),
+        ]
+        if let token = credentials.sessionToken { params.append(("X-Amz-Security-Token", token)) }
+        let canonicalRequest = [method, encodedPath, Self.canonicalQuery(params), "host:\(host)\n", "host", Self.unsignedPayload]
+            .joined(separator: "\n")
+        let stringToSign = ["AWS4-HMAC-SHA256", amzDate, scope, Self.hexSHA256(Array(canonicalRequest.utf8))].joined(separator: "\n")
+        params.append(("X-Amz-Signature", Self.hex(Crypto.hmacSHA256(key: signingKey(day: day), message: Array(stringToSign.utf8)))))
+        return params
+    }
+
+    /// HMAC-SHA256 chained over the day, region, service and `aws4_request`, from the secret key.
+    func signingKey(day: String) -> [UInt8] {
+        var key = Crypto.hmacSHA256(key: Array("AWS4\(credentials.secretAccessKey)".utf8), message: Array(day.utf8))
+        for part in [region, service, "aws4_request"] { key = Crypto.hmacSHA256(key: key, message: Array(part.utf8)) }
+        return key
     }
 
     /// The canonical query string: each name and value `uriEncode`d (slash included), sorted by

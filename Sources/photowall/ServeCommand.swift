@@ -23,6 +23,7 @@ enum ServeCommand {
           --database URL         postgres://USER@HOST:PORT/DB instead of SQLite in the data dir (PARSE_SERVER_DATABASE_URI)
           --files URL            where file bytes live (PHOTOWALL_FILES_URL; default: the data dir). An S3 bucket:
                                  s3://BUCKET?endpoint=http(s)://HOST[:PORT]&region=R[&prefix=files/][&cache-size=BYTES]
+                                 [&presigned-urls=SECONDS: downloads that pass PhotoWall's checks are redirected to S3]
                                  (path-style, SigV4; credentials from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
                                  optional AWS_SESSION_TOKEN). Files are served from a local read cache in
                                  DATA_DIR/s3-cache (cache-size default 1 GiB). Resumable uploads become S3 multipart
@@ -204,7 +205,9 @@ enum ServeCommand {
                            fileAccess: fileAccess, functions: ["feed": feed.function], logger: logger)
         var apiRouter = Router()
         api.register(on: &apiRouter)
-        let web = try webApp(o, config: config, facebook: facebook)
+        // With presigned downloads, wall images load from the S3 endpoint: the page must allow it.
+        let directOrigin = (store as? S3FileStore).flatMap { $0.presignedURLSeconds == nil ? nil : $0.client.configuration.endpoint }
+        let web = try webApp(o, config: config, facebook: facebook, imageOrigin: directOrigin)
         web?.register(on: &apiRouter)
         box.set(apiRouter)
 
@@ -245,7 +248,7 @@ extension ServeCommand {
         }
         let client = S3Client(S3Configuration(endpoint: parsed.endpoint, region: parsed.region, bucket: parsed.bucket, credentials: credentials))
         let store = try S3FileStore(client: client, keyPrefix: parsed.prefix, cacheDirectory: dataDir + "/s3-cache",
-                                    cacheLimitBytes: parsed.cacheLimitBytes)
+                                    cacheLimitBytes: parsed.cacheLimitBytes, presignedURLSeconds: parsed.presignedURLSeconds)
         try store.checkReachable()
         return store
     }
@@ -264,7 +267,7 @@ extension ServeCommand {
     }
 
     /// The browser wall, from `--web-root` or the shipped files; nil (with a warning) when neither is there.
-    static func webApp(_ o: Options, config: ServerConfig, facebook: FacebookGraphProvider?) throws -> WebApp? {
+    static func webApp(_ o: Options, config: ServerConfig, facebook: FacebookGraphProvider?, imageOrigin: String? = nil) throws -> WebApp? {
         let root: String
         if let r = o.value("web-root", env: ["PHOTOWALL_WEB_ROOT"]) {
             root = r
@@ -285,6 +288,9 @@ extension ServeCommand {
         // The public URL may name another origin (a proxy, another host name): its images and API must load too.
         var origins: [String] = []
         if let u = URLComponents(string: config.publicServerURL), let scheme = u.scheme, let host = u.host {
+            origins.append("\(scheme)://\(host)\(u.port.map { ":\($0)" } ?? "")")
+        }
+        if let u = imageOrigin.flatMap({ URLComponents(string: $0) }), let scheme = u.scheme, let host = u.host {
             origins.append("\(scheme)://\(host)\(u.port.map { ":\($0)" } ?? "")")
         }
         return WebApp(assets: assets, config: webConfig, facebook: facebook, extraOrigins: origins)

@@ -88,6 +88,44 @@ import PhotoWallCrypto
         }
     }
 
+    /// `--files s3://…&presigned-urls=60`: a download that passes PhotoWall's checks is redirected
+    /// (302) to a presigned S3 URL, which S3 serves — whole, by `Range`, with the stored type — and
+    /// refuses once tampered with. Only in the S3 run (`make test`'s PostgreSQL + S3 pass).
+    @Test func presignedDownloadsComeFromS3() async throws {
+        let files = TestFileStore.serverArguments()
+        guard let url = files.last, url.hasPrefix("s3://") else {
+            print("SKIPPED: presigned downloads need the S3 store (PHOTOWALL_TEST_S3); `make test` runs them in its S3 pass")
+            return
+        }
+        let server = try ParseTestServer(fileStoreArguments: ["--files", url + "&presigned-urls=60"])
+        let (_, token) = try await server.signUp()
+        let bytes = randomBytes(70_000)
+        let up = try await server.request("POST", "/files/direct.jpg", body: bytes, key: .session(token), headers: ["Content-Type": "image/jpeg"])
+        let fileURL = try #require(up.json["url"]?.stringValue)
+        let path = String(fileURL.dropFirst(server.baseURL.count - "/parse".count))
+        let raw = try TestHTTPClient(port: server.port).request("GET", path)
+        #expect(raw.status == 302)
+        #expect(raw.header("Cache-Control") == "no-store")
+        let location = try #require(raw.header("Location"))
+        #expect(location.contains("X-Amz-Signature=") && location.contains("X-Amz-Expires=60"))
+        let fromS3 = try await server.request("GET", location, key: .none)
+        #expect(fromS3.status == 200 && fromS3.body == bytes)
+        #expect(fromS3.headers["Content-Type"] == "image/jpeg")
+        let range = try await server.request("GET", location, key: .none, headers: ["Range": "bytes=10-19"])
+        #expect(range.status == 206 && range.body == bytes[10..<20])
+        let tampered = location.replacingOccurrences(of: "X-Amz-Expires=60", with: "X-Amz-Expires=600")
+        #expect(try await server.request("GET", tampered, key: .none).status == 403, "S3 checks the signature")
+        // The browser wall's page lets images load from the S3 endpoint.
+        let endpoint = try #require(url.split(separator: "?").last?.split(separator: "&").first { $0.hasPrefix("endpoint=") }?.dropFirst(9))
+        let page = try TestHTTPClient(port: server.port).request("GET", "/")
+        let csp = page.header("Content-Security-Policy") ?? ""
+        let imgSrc = csp.split(separator: ";").first { $0.trimmingCharacters(in: .whitespaces).hasPrefix("img-src ") } ?? ""
+        #expect(imgSrc.split(separator: " ").contains(Substring(endpoint.removingPercentEncoding ?? String(endpoint))), "\(csp)")
+        // The checks still come first: another app id gets no redirect.
+        let wrongApp = try TestHTTPClient(port: server.port).request("GET", path.replacingOccurrences(of: "/\(server.appId)/", with: "/otherapp/"))
+        #expect(wrongApp.status == 403 && wrongApp.header("Location") == nil)
+    }
+
     @Test func typeAndExtension() async throws {
         // A name without an extension gets one from the Content-Type; the stored type is served back.
         let up = try await s.request("POST", "/files/picture", body: Data([1, 2, 3]), key: .master(nil), headers: ["Content-Type": "image/png"])

@@ -19,6 +19,21 @@ import Testing
             + "Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41")
     }
 
+    /// The presigned GET example of "Authenticating Requests: Using Query Parameters (AWS Signature
+    /// Version 4)", Amazon S3 API reference (sigv4-query-string-auth.html): `GET /test.txt`,
+    /// 2013-05-24, valid 86400 s, us-east-1.
+    @Test func awsS3PresignedGetExample() {
+        let signer = SigV4Signer(credentials: S3Credentials(accessKeyId: "AKIAIOSFODNN7EXAMPLE",
+                                                            secretAccessKey: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+                                 region: "us-east-1")
+        let query = signer.presign(method: "GET", host: "examplebucket.s3.amazonaws.com", encodedPath: "/test.txt",
+                                   expiresSeconds: 86_400, time: 1_369_353_600)
+        #expect(SigV4Signer.canonicalQuery(query) == "X-Amz-Algorithm=AWS4-HMAC-SHA256"
+            + "&X-Amz-Credential=AKIAIOSFODNN7EXAMPLE%2F20130524%2Fus-east-1%2Fs3%2Faws4_request&X-Amz-Date=20130524T000000Z"
+            + "&X-Amz-Expires=86400&X-Amz-Signature=aeeed9bbccd4d02ee5c0109b86d86835f995330da4c265957d157751f604d404"
+            + "&X-Amz-SignedHeaders=host")
+    }
+
     @Test func uriEncoding() {
         #expect(SigV4Signer.uriEncode("a b/ü~x.y_z-0", encodeSlash: false) == "a%20b/%C3%BC~x.y_z-0")
         #expect(SigV4Signer.uriEncode("a/b+c=", encodeSlash: true) == "a%2Fb%2Bc%3D")
@@ -36,7 +51,10 @@ import Testing
         let u = try S3StoreURL("s3://photos?endpoint=http%3A%2F%2F127.0.0.1%3A9000&region=eu-west-1&prefix=p/&cache-size=1000")
         #expect(u.bucket == "photos" && u.endpoint == "http://127.0.0.1:9000" && u.region == "eu-west-1" && u.prefix == "p/" && u.cacheLimitBytes == 1000)
         let d = try S3StoreURL("s3://b?endpoint=http://h:1")
-        #expect(d.region == "us-east-1" && d.prefix == "files/" && d.cacheLimitBytes == 1 << 30)
+        #expect(d.region == "us-east-1" && d.prefix == "files/" && d.cacheLimitBytes == 1 << 30 && d.presignedURLSeconds == nil)
+        #expect(try S3StoreURL("s3://b?endpoint=http://h:1&presigned-urls=300").presignedURLSeconds == 300)
+        #expect(throws: (any Error).self) { try S3StoreURL("s3://b?endpoint=http://h:1&presigned-urls=0") }
+        #expect(throws: (any Error).self) { try S3StoreURL("s3://b?endpoint=http://h:1&presigned-urls=604801") }
         #expect(throws: (any Error).self) { try S3StoreURL("s3://b") }
         #expect(throws: (any Error).self) { try S3StoreURL("s3://?endpoint=http://h") }
     }

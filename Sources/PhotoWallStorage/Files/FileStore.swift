@@ -25,6 +25,16 @@ public protocol FileStore: Sendable {
     /// completion interrupted by a crash can be redone).
     /// - Throws: 130 when the store can't take it.
     func importFile(at path: String, as name: String) throws(ParseError)
+
+    /// A URL the client may be redirected to for the bytes of `name` (served with `contentType`),
+    /// instead of PhotoWall sending them; nil to have PhotoWall send them (the default). Called only
+    /// after the request passed PhotoWall's own checks; makes no request and does not check that the
+    /// file exists.
+    func directDownloadURL(for name: String, contentType: String) -> String?
+}
+
+extension FileStore {
+    public func directDownloadURL(for name: String, contentType: String) -> String? { nil }
 }
 
 public struct FileLocation: Sendable {
