@@ -122,8 +122,8 @@ public final class S3UploadParts: UploadPartStore {
         var removed = try FileSystemUploadParts.removePartFiles(in: spoolDirectory, before: cutoff) { _ in true }
         do {
             for u in try client.listAllMultipartUploads(prefix: store.keyPrefix) where older(u.initiated) {
-                let id = Self.uploadID(prefixing: u.key.dropFirst(store.keyPrefix.count))
-                if let id, try isLive(id) { continue }
+                // Only names PhotoWall makes (`<32 hex>_…`): the prefix may be shared or empty.
+                guard let id = Self.uploadID(prefixing: u.key.dropFirst(store.keyPrefix.count)), try !isLive(id) else { continue }
                 try client.abortMultipartUpload(key: u.key, uploadId: u.uploadId)
                 removed += 1
             }
