@@ -57,14 +57,7 @@ final class S3ReadCache: Sendable {
     }
 
     static func list(_ dir: String) -> [String] {
-        guard let d = opendir(dir) else { return [] }
-        defer { closedir(d) }
-        var names: [String] = []
-        while let e = readdir(d) {
-            let name = withUnsafeBytes(of: e.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name != "." && name != ".." && name != "tmp" { names.append(name) }
-        }
-        return names
+        (directoryEntries(dir) ?? []).filter { $0 != "tmp" }
     }
 
     func fileName(_ name: String) -> String { SigV4Signer.hexSHA256(Array(name.utf8)) }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import PhotoWallCore
 import PhotoWallPostgres
+import PhotoWallTesting
 
 /// A PostgreSQL server for tests, named by `PHOTOWALL_TEST_DATABASE` (an admin URL such as
 /// `postgres://postgres@127.0.0.1:PORT/postgres`, which `scripts/pg.sh start` prints).
@@ -22,15 +23,6 @@ enum TestPostgres {
         let name = "pw_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(20)
         let conn = try PostgresConnection(conninfo: admin)
         try conn.execute("CREATE DATABASE \"\(name)\"")
-        return url(admin, database: String(name))
-    }
-
-    /// `admin` with its database path replaced by `database`.
-    static func url(_ admin: String, database: String) -> String {
-        let schemeEnd = admin.range(of: "://")?.upperBound ?? admin.startIndex
-        let rest = admin[schemeEnd...]
-        let query = rest.firstIndex(of: "?").map { String(rest[$0...]) } ?? ""
-        let authority = rest.prefix { $0 != "/" && $0 != "?" }
-        return String(admin[..<schemeEnd]) + authority + "/" + database + query
+        return TestDatabase.url(admin, database: String(name))
     }
 }

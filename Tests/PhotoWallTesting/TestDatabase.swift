@@ -56,7 +56,7 @@ public enum TestDatabase {
     }
 
     /// `admin` with its database path replaced by `database`.
-    static func url(_ admin: String, database: String) -> String {
+    public static func url(_ admin: String, database: String) -> String {
         let schemeEnd = admin.range(of: "://")?.upperBound ?? admin.startIndex
         let rest = admin[schemeEnd...]
         let query = rest.firstIndex(of: "?").map { String(rest[$0...]) } ?? ""

@@ -28,12 +28,7 @@ public final class FileSystemStore: FileStore {
     }
 
     func removeStaleTemporaries() {
-        guard let dir = opendir(tmpDir) else { return }
-        defer { closedir(dir) }
-        while let entry = readdir(dir) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name.hasSuffix(".part") { unlink(tmpDir + "/" + name) }
-        }
+        for name in directoryEntries(tmpDir) ?? [] where name.hasSuffix(".part") { unlink(tmpDir + "/" + name) }
     }
 
     /// The shard folder of a name (`ab/cd`); names shorter than 4 characters go to `__`.

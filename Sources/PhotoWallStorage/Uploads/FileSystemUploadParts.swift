@@ -63,17 +63,11 @@ public final class FileSystemUploadParts: UploadPartStore {
     /// is true. - Returns: how many. - Throws: 130 when the folder can't be read, or what `shouldRemove` throws.
     public static func removePartFiles(in directory: String, before cutoff: ParseDate,
                                        where shouldRemove: (String) throws -> Bool) throws -> Int {
-        guard let d = opendir(directory) else {
+        guard let names = directoryEntries(directory) else {
             throw ParseError(.fileSaveError, "Could not list the uploads.", cause: POSIXFailure(call: "opendir \(directory)", code: errno))
         }
-        var names: [String] = []
-        while let e = readdir(d) {
-            let name = withUnsafeBytes(of: e.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name.hasSuffix(".part") { names.append(name) }
-        }
-        closedir(d)
         var removed = 0
-        for name in names {
+        for name in names where name.hasSuffix(".part") {
             guard let id = uploadID(prefixing: name[...]), name == id + ".part" else { continue }
             var st = stat()
             guard stat(directory + "/" + name, &st) == 0,
