@@ -178,7 +178,8 @@ enum ServeCommand {
         ])
         let fileAccess = FileAccess(masterKey: config.masterKey, database: database, wall: wall)
         objects.setRules(ObjectService.Rules(readScopes: wall.readScopes, deleteGrants: wall.deleteGrants,
-                                             renderHooks: ["WallImage": { fileAccess.signWallFiles(&$0) }]))
+                                             renderHooks: ["WallImage": { fileAccess.signWallFiles(&$0) }],
+                                             restrictedViews: wall.restrictedViews))
         let users = try UserService(objects: objects, providers: providers, friends: friends, logger: logger)
         // Crossovers: PostgreSQL ~700 (social-and-uploads.md §5.4); SQLite ~300 with the covering feed table
         // (measured with scripts/bench_feed.py: at 500 friends the time walk is 2x faster than 501 probes).

@@ -76,11 +76,14 @@ import PhotoWallCore
         let (_, bob) = try await s.signUp()
         let bobPut = try await s.request("PUT", "/users/\(aliceId)", json: ["username": "hijack"], key: .session(bob))
         #expect(bobPut.json == ["code": 206, "error": .string("Cannot modify user \(aliceId).")])
+        // Users are private: bob is not alice's friend (PrivateUserTests has the whole rule).
         let seen = try await s.request("GET", "/users/\(aliceId)", key: .session(bob))
-        #expect(seen.status == 200)
-        #expect(seen.json["_hashed_password"] == nil)
-        #expect(seen.json["authData"] == nil)
-        #expect(seen.json["sessionToken"] == nil)
+        #expect(seen.json == ["code": 101, "error": "Object not found."])
+        let own = try await s.request("GET", "/users/\(aliceId)", key: .session(alice))
+        #expect(own.status == 200)
+        #expect(own.json["_hashed_password"] == nil)
+        #expect(own.json["authData"] == nil)
+        #expect(own.json["sessionToken"] == nil)
         // Changing the password revokes other sessions but keeps the current one.
         let name = try #require(try await s.request("GET", "/users/me", key: .session(alice)).json["username"]?.stringValue)
         let other = try #require(try await s.request("POST", "/login", json: ["username": .string(name), "password": "secret-pw"]).json["sessionToken"]?.stringValue)

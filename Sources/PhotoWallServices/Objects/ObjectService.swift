@@ -31,6 +31,11 @@ public struct CreateResult: Sendable {
 
 /// Parse objects: create, get, update, delete and find with ACLs, field operators, `include`,
 /// `keys` and `excludeKeys`. `_User` and `_Session` get their special rules from `UserService`.
+///
+/// Reads (get, find, count, `include` at every depth; batch and `_method` arrive here too) pass
+/// three filters, all here: the ACL, the class's read scope (`Rules.readScopes`, with the
+/// `RestrictedView.revealedThrough` exception for `include`), and the class's `FieldPolicy` and
+/// `RestrictedView` for fields, in results and in the fields a query may name.
 /// - Source: parse-rest-api.md §2 (rows 2–7), §3.
 public final class ObjectService: Sendable {
     public let database: any DatabaseAdapter
@@ -38,6 +43,8 @@ public final class ObjectService: Sendable {
     public let coding: ValueCoding
     let parser: QueryParser
     let beforeSave: [String: BeforeSaveHook]
+    /// Protected fields per class (`FieldPolicy.defaults`), fixed at init.
+    public let fieldPolicies: [String: FieldPolicy]
     /// Per-class read restrictions, set once at start-up (`setRules`), read on every query.
     let rules = ReadMostly<Rules>(Rules())
 
@@ -46,9 +53,13 @@ public final class ObjectService: Sendable {
         public var deleteGrants: [String: DeleteGrant] = [:]
         /// Last touches to an object's wire form per class (e.g. signing file URLs).
         public var renderHooks: [String: @Sendable (inout [String: JSON]) -> Void] = [:]
+        /// What non-owners see of a class's objects, and may query (e.g. private `_User`s).
+        public var restrictedViews: [String: RestrictedView] = [:]
         public init(readScopes: [String: ReadScope] = [:], deleteGrants: [String: DeleteGrant] = [:],
-                    renderHooks: [String: @Sendable (inout [String: JSON]) -> Void] = [:]) {
+                    renderHooks: [String: @Sendable (inout [String: JSON]) -> Void] = [:],
+                    restrictedViews: [String: RestrictedView] = [:]) {
             self.readScopes = readScopes; self.deleteGrants = deleteGrants; self.renderHooks = renderHooks
+            self.restrictedViews = restrictedViews
         }
     }
 
@@ -58,6 +69,7 @@ public final class ObjectService: Sendable {
         self.coding = ValueCoding(config: config)
         self.parser = QueryParser(coding: coding)
         self.beforeSave = beforeSave
+        self.fieldPolicies = FieldPolicy.defaults
     }
 
     /// Installs read scopes and delete grants (services that need this object build them, hence after init).
@@ -67,6 +79,40 @@ public final class ObjectService: Sendable {
     func readPredicate(_ className: String, _ auth: AuthContext) throws(ParseError) -> Predicate? {
         guard !auth.isMaster, let scope = rules.read({ $0.readScopes[className] }) else { return nil }
         return try scope(auth)
+    }
+
+    /// Whether `auth` owns `object` by its class's `FieldPolicy` (never for classes without one).
+    func isOwner(_ object: StoredObject, _ auth: AuthContext) -> Bool {
+        fieldPolicies[object.className]?.isOwner(object, auth) ?? false
+    }
+
+    /// Refuses a query that names, in `where` or `order`, a field `auth` may not query: one of the
+    /// class's `FieldPolicy` fields, or one outside its `RestrictedView`. Dotted paths count by their
+    /// first part (`authData.facebook.access_token` is `authData`).
+    /// - Throws: 119 `This user is not allowed to query <field> on class <className>`, or `… to sort
+    ///   by …` for `order` (HTTP 400). Nothing is logged: the refusal names only the field.
+    /// - Source: parse-server `RestQuery.denyProtectedFields`; see `FieldPolicy`.
+    func checkQueryable(className: String, whereJSON: JSON, order: [SortKey], auth: AuthContext) throws(ParseError) {
+        guard !auth.isMaster else { return }
+        let policy = fieldPolicies[className]
+        let view = rules.read { $0.restrictedViews[className] }
+        guard policy != nil || view != nil else { return }
+        func refused(_ path: String) -> String? {
+            let field = path.split(separator: ".", maxSplits: 1).first.map(String.init) ?? path
+            if let policy, !policy.isQueryable(field) { return field }
+            if let view, field != "objectId", !view.fields.contains(field) { return field }
+            return nil
+        }
+        for path in QueryParser.fieldPaths(in: whereJSON) {
+            if let field = refused(path) {
+                throw ParseError(.operationForbidden, "This user is not allowed to query \(field) on class \(className)")
+            }
+        }
+        for key in order {
+            if let field = refused(key.path) {
+                throw ParseError(.operationForbidden, "This user is not allowed to sort by \(field) on class \(className)")
+            }
+        }
     }
 
     public func validateClassName(_ name: String) throws(ParseError) {
@@ -174,11 +220,13 @@ public final class ObjectService: Sendable {
     // MARK: find
 
     /// Runs a query. - Returns: `{"results":[…]}` plus `"count"` when asked.
-    /// - Throws: 102, 105, 107 for a bad query.
+    /// - Throws: 102, 105, 107 for a bad query; 119 for a `where` or `order` on a field the caller
+    ///   may not query (`checkQueryable`).
     public func find(className: String, options: FindOptions, auth: AuthContext,
                      extraPredicate: Predicate? = nil) throws(ParseError) -> JSON {
         try validateClassName(className)
         var predicate = try parser.predicate(options.whereJSON)
+        try checkQueryable(className: className, whereJSON: options.whereJSON, order: options.order, auth: auth)
         if let extraPredicate { predicate = .and([predicate, extraPredicate]) }
         if let scope = try readPredicate(className, auth) { predicate = .and([predicate, scope]) }
         let limit = min(options.limit ?? config.defaultLimit, config.maxLimit)
@@ -197,11 +245,12 @@ public final class ObjectService: Sendable {
 
     // MARK: rendering
 
-    /// Wire form of objects with `include`, `keys`, `excludeKeys` and `_User` protection applied.
+    /// Wire form of objects (all of one class) with `include`, `keys`, `excludeKeys` and the field
+    /// rules (`wireObject`) applied.
     public func render(_ objects: [StoredObject], options: FindOptions, auth: AuthContext) throws(ParseError) -> [[String: JSON]] {
         var wire = objects.map { wireObject($0, auth: auth) }
-        if !options.include.isEmpty {
-            try resolveIncludes(&wire, tree: IncludeTree(paths: options.include), auth: auth, depth: 0)
+        if !options.include.isEmpty, let className = objects.first?.className {
+            try resolveIncludes(&wire, from: className, tree: IncludeTree(paths: options.include), auth: auth, depth: 0)
         }
         if let keys = options.keys {
             let keep = Set(keys.map { String($0.split(separator: ".").first ?? "") }).union(["objectId", "createdAt", "updatedAt", "ACL"])
@@ -214,17 +263,40 @@ public final class ObjectService: Sendable {
         return wire
     }
 
-    /// Wire form with per-class protection: `_User` hides `authData` and `email` from anyone but
-    /// the user and the master key (parse-server's default `protectedFields`).
+    /// The object as `auth` may see it: without `_` columns; without its class's `FieldPolicy`
+    /// fields unless the master key asks (or the owner, for owner-only ones); only its
+    /// `RestrictedView` fields for anyone but the owner and the master key. Then the class's render hook.
     public func wireObject(_ o: StoredObject, auth: AuthContext) -> [String: JSON] {
         var w = coding.wireObject(o)
-        if o.className == "_User", !auth.isMaster, auth.userId != o.objectId {
-            w["authData"] = nil
-            w["email"] = nil
+        if !auth.isMaster {
+            let owner = isOwner(o, auth)
+            if let policy = fieldPolicies[o.className] {
+                for f in policy.masterOnly { w[f] = nil }
+                if !owner { for f in policy.ownerOnly { w[f] = nil } }
+            }
+            if !owner, let view = rules.read({ $0.restrictedViews[o.className] }) {
+                w = w.filter { $0.key == "objectId" || view.fields.contains($0.key) }
+            }
         }
-        if o.className == "_Session" { w["sessionToken"] = auth.isMaster || auth.sessionToken == w["sessionToken"]?.stringValue ? w["sessionToken"] : nil }
         if let hook = rules.read({ $0.renderHooks[o.className] }) { hook(&w) }
         return w
+    }
+
+    /// The objects of `className` with these ids that `include` through the pointer field `via`
+    /// (`"<className>.<field>"`) shows `auth`, in wire form by objectId: those its ACL lets `auth`
+    /// read that the class's read scope allows (or, when `via` is one of the class's
+    /// `RestrictedView.revealedThrough`, without the scope), as `wireObject` renders them.
+    /// The feed renders post authors through this, as `include=user` would.
+    public func includedObjects(className: String, ids: Set<String>, via: String, auth: AuthContext) throws(ParseError) -> [String: [String: JSON]] {
+        guard ObjectNames.isValidClassName(className), !ids.isEmpty else { return [:] }
+        var p = Predicate.inList("objectId", ids.sorted().map { .string($0) }, negated: false)
+        let revealed = rules.read { $0.restrictedViews[className]?.revealedThrough.contains(via) } == true
+        if !revealed, let scope = try readPredicate(className, auth) { p = .and([p, scope]) }
+        var out: [String: [String: JSON]] = [:]
+        for o in try database.find(StoredQuery(className: className, predicate: p, readers: auth.permissions)) {
+            out[o.objectId] = wireObject(o, auth: auth)
+        }
+        return out
     }
 
     struct IncludeTree {
@@ -241,7 +313,8 @@ public final class ObjectService: Sendable {
 
     /// Replaces pointers named by `tree` with the objects they point to (those the caller may read),
     /// as `{"__type":"Object","className":…, …fields}`; unreadable or missing targets stay pointers.
-    func resolveIncludes(_ objects: inout [[String: JSON]], tree: IncludeTree, auth: AuthContext, depth: Int) throws(ParseError) {
+    /// - Parameter from: the class of `objects`.
+    func resolveIncludes(_ objects: inout [[String: JSON]], from sourceClass: String, tree: IncludeTree, auth: AuthContext, depth: Int) throws(ParseError) {
         guard depth < 4 else { return }
         for (field, subtree) in tree.children {
             let fields = field == "*" ? Set(objects.flatMap { o in o.filter { $0.value.parseType == "Pointer" }.map(\.key) }) : [field]
@@ -252,12 +325,8 @@ public final class ObjectService: Sendable {
                 }
                 var fetched: [String: [String: JSON]] = [:]
                 for (cls, ids) in wanted {
-                    guard ObjectNames.isValidClassName(cls) else { continue }
-                    var p = Predicate.inList("objectId", ids.sorted().map { .string($0) }, negated: false)
-                    if let scope = try readPredicate(cls, auth) { p = .and([p, scope]) }
-                    let q = StoredQuery(className: cls, predicate: p, readers: auth.permissions)
-                    var targets = try database.find(q).map { wireObject($0, auth: auth) }
-                    if !subtree.children.isEmpty { try resolveIncludes(&targets, tree: subtree, auth: auth, depth: depth + 1) }
+                    var targets = Array(try includedObjects(className: cls, ids: ids, via: sourceClass + "." + f, auth: auth).values)
+                    if !subtree.children.isEmpty { try resolveIncludes(&targets, from: cls, tree: subtree, auth: auth, depth: depth + 1) }
                     for var t in targets {
                         t["__type"] = "Object"
                         t["className"] = .string(cls)

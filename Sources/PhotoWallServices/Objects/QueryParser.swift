@@ -128,6 +128,22 @@ public struct QueryParser: Sendable {
         return parts.count == 1 ? parts[0] : .and(parts)
     }
 
+    /// Every field path a `where` names, at any depth of `$or`/`$and`/`$nor` (operators and
+    /// malformed parts, which `predicate` refuses, are skipped), for `ObjectService.checkQueryable`.
+    public static func fieldPaths(in json: JSON, depth: Int = 0) -> [String] {
+        guard depth < 16, let o = json.objectValue else { return [] }
+        var out: [String] = []
+        for (key, value) in o {
+            switch key {
+            case "$or", "$and", "$nor":
+                for sub in value.arrayValue ?? [] { out += fieldPaths(in: sub, depth: depth + 1) }
+            default:
+                if !key.hasPrefix("$") { out.append(key) }
+            }
+        }
+        return out
+    }
+
     func constraint(_ path: String, _ value: JSON) throws(ParseError) -> Predicate {
         guard let o = value.objectValue, o["__type"] == nil, o.keys.contains(where: { $0.hasPrefix("$") }) else {
             return .compare(path, .eq, try constant(value))

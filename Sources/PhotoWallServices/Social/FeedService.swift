@@ -98,16 +98,16 @@ public final class FeedService: Sendable {
         let byId = Dictionary(found.map { ($0.objectId, $0) }, uniquingKeysWith: { a, _ in a })
         let images = ids.compactMap { byId[$0] }
         let comments = try store.comments(ofImages: images.map(\.objectId), perImage: Self.latestComments)
-        var userIds = Set(images.compactMap { $0.fields["user"]?["objectId"]?.stringValue })
-        for (_, c) in comments { for x in c.latest { if let u = x.fields["user"]?["objectId"]?.stringValue { userIds.insert(u) } } }
-        let users = try objects.database.find(StoredQuery(className: "_User", predicate: .inList("objectId", userIds.sorted().map { .string($0) }, negated: false),
-                                                          readers: nil))
+        // Authors as `include=user` on these posts shows them (the private-user rule of `WallRules`):
+        // the viewer in full, anyone else `objectId`, `name`, `fbId`; of those only these three.
+        let imageAuthors = Set(images.compactMap { $0.fields["user"]?["objectId"]?.stringValue })
+        var commentAuthors = Set<String>()
+        for (_, c) in comments { for x in c.latest { if let u = x.fields["user"]?["objectId"]?.stringValue { commentAuthors.insert(u) } } }
+        var seen = try objects.includedObjects(className: "_User", ids: imageAuthors, via: "WallImage.user", auth: auth)
+        for (id, u) in try objects.includedObjects(className: "_User", ids: commentAuthors, via: "WallImageComment.user", auth: auth) { seen[id] = u }
         var people: [String: JSON] = [:]
-        for u in users {
-            var p: [String: JSON] = ["objectId": .string(u.objectId)]
-            p["name"] = u.fields["name"] ?? u.fields["username"] ?? .null
-            p["fbId"] = u.fields["fbId"] ?? .null
-            people[u.objectId] = .object(p)
+        for (id, u) in seen {
+            people[id] = ["objectId": .string(id), "name": u["name"] ?? .null, "fbId": u["fbId"] ?? .null]
         }
         func person(_ o: StoredObject) -> JSON {
             guard let id = o.fields["user"]?["objectId"]?.stringValue else { return .null }

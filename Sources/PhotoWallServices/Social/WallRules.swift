@@ -13,6 +13,16 @@ import PhotoWallStorage
 /// records its image's owner (`imageUserFBId`) so this holds for comments too; you may comment only
 /// on images you can see; you delete your own comments and the image's owner may delete any
 /// comment on it (`deleteGrants`). The master key may do anything (seeding, admin).
+///
+/// Private users (whatever the wall's visibility; parse-server 7's `enforcePrivateUsers`): a
+/// `_User` is seen in full (less its protected fields, `FieldPolicy.user`) by itself and the
+/// master key. Its friends see `objectId`, `name` and `fbId` (`restrictedViews`), by GET, find and
+/// count (`readScopes`). Anyone who may read a `WallImage` or `WallImageComment` sees the same three
+/// fields of its author through `include=user` (`RestrictedView.revealedThrough`) and in the feed,
+/// so a commenter's name shows under a friend's photo; a direct GET or find of that commenter still
+/// follows the friends rule (101 / no result) when they aren't the viewer's friend, since the grant
+/// comes from the post, not from the user. Strangers and anonymous callers see no user: find and
+/// count return none, GET gives 101, and `include` of any other pointer leaves it a bare pointer.
 public struct WallRules: Sendable {
     public enum Visibility: String, Sendable { case friends, `public` }
 
@@ -36,18 +46,33 @@ public struct WallRules: Sendable {
         return try audience(of: user).contains(ownerWallId)
     }
 
-    /// Read scopes for `ObjectService.Rules`.
+    /// Read scopes for `ObjectService.Rules`: the wall classes' (friends visibility only) and the
+    /// private users' (always): a caller reads itself and its friends, an anonymous caller nobody.
     public var readScopes: [String: ReadScope] {
-        guard visibility == .friends else { return [:] }
         let rules = self
+        let users: ReadScope = { auth throws(ParseError) in
+            guard let user = auth.user else { return .inList("objectId", [], negated: false) }
+            return .or([.compare("objectId", .eq, .string(user.objectId)),
+                        .inList("fbId", try rules.audience(of: user).map { .string($0) }, negated: false)])
+        }
+        guard visibility == .friends else { return ["_User": users] }
         let scope: (String) -> ReadScope = { field in
             { auth throws(ParseError) in
                 guard let user = auth.user else { return .inList(field, [], negated: false) }
                 return .inList(field, try rules.audience(of: user).map { .string($0) }, negated: false)
             }
         }
-        return ["WallImage": scope("userFBId"), "WallImageComment": scope("imageUserFBId")]
+        return ["WallImage": scope("userFBId"), "WallImageComment": scope("imageUserFBId"), "_User": users]
     }
+
+    /// What the wall shows of a user to anyone but itself and the master key: its `objectId`, `name`
+    /// and `fbId` (no `username`, `email`, `createdAt`, `updatedAt` or `ACL`), also through the
+    /// server-set `user` of a post the caller may read.
+    public static let publicUser = RestrictedView(fields: ["objectId", "name", "fbId"],
+                                                  revealedThrough: ["WallImage.user", "WallImageComment.user"])
+
+    /// Restricted views for `ObjectService.Rules`: private users.
+    public var restrictedViews: [String: RestrictedView] { ["_User": Self.publicUser] }
 
     /// Delete grants for `ObjectService.Rules`: an image's owner may delete comments on it.
     public var deleteGrants: [String: DeleteGrant] {

@@ -82,7 +82,7 @@ public final class UserService: Sendable {
                                                     limit: 1, readers: nil)).first else {
             throw ParseError(.invalidSessionToken, "Session token not found.")
         }
-        var w = objects.coding.wireObject(s)
+        var w = objects.wireObject(s, auth: auth)
         w["sessionToken"] = .string(token)
         return w
     }
@@ -142,8 +142,10 @@ public final class UserService: Sendable {
         return (provider, data, try provider.validate(data))
     }
 
-    /// `POST /users` with `authData`: signs up (201, a random 25-character username) or logs in (200,
-    /// the full user), after the provider confirmed the token. The user's `fbId` and `name` come from
+    /// `POST /users` with `authData`: signs up (201) or logs in (200), after the provider confirmed
+    /// the token. Both answer the user as its owner sees it (a random 25-character `username` on
+    /// sign-up, `fbId`, `name`, `objectId`, `createdAt`, `updatedAt`, `ACL`; never `authData`) plus
+    /// `sessionToken`. The user's `fbId` and `name` come from
     /// the provider, never from the client; friends are synced.
     /// - Throws: 208 when the id is linked to another user than the caller's session; 252; 101; 141.
     /// - Source: parse-rest-api.md §6 ("Sign-up or login with authData").
@@ -178,9 +180,10 @@ public final class UserService: Sendable {
         if let name = profile.name { fields["name"] = .string(name) }
         let now = ParseDate.now()
         let id = ParseIdentifier.alphanumeric(10)
+        let user = StoredObject(className: "_User", objectId: id, createdAt: now, updatedAt: now, fields: fields,
+                                acl: ACL(entries: ["*": .init(read: true, write: false), id: .init(read: true, write: true)]))
         do {
-            try database.insert(StoredObject(className: "_User", objectId: id, createdAt: now, updatedAt: now, fields: fields,
-                                             acl: ACL(entries: ["*": .init(read: true, write: false), id: .init(read: true, write: true)])))
+            try database.insert(user)
         } catch {
             // Two first logins racing: the unique index on authData.<provider>.id lets one win.
             if error.code == .duplicateValue { throw ParseError(.accountAlreadyLinked, "this auth is already used") }
@@ -188,7 +191,11 @@ public final class UserService: Sendable {
         }
         let token = try createSession(userId: id, action: "login", authProvider: provider.name, installationId: auth.installationId)
         syncFriends(provider: provider, data: data, fbId: profile.id)
-        return (id, ["objectId": .string(id), "createdAt": .string(now.iso), "username": fields["username"]!, "sessionToken": .string(token)], true)
+        // Every field the server set (fbId, name, username, …), as the 200 login answers, so an SDK
+        // merging this 201 into its current user has them from the start.
+        var w = objects.wireObject(user, auth: AuthContext(user: user, sessionToken: token))
+        w["sessionToken"] = .string(token)
+        return (id, w, true)
     }
 
     /// Links or unlinks a provider on `PUT /users/:id` (`{"authData":{"facebook":{…}}}` or `…:null`).
