@@ -6,14 +6,7 @@ import PhotoWallCore
 /// Facebook login through the real mock Graph provider, as parse-server validates it
 /// (`/app` app-id check, `/me` id check, `appsecret_proof`), and the friend sync at login.
 @Suite(.serialized) struct FacebookLoginTests {
-    static let env: (ParseTestServer, MockFacebookProcess) = {
-        do {
-            let fb = try MockFacebookProcess()
-            let s = try ParseTestServer(extraArgs: ["--facebook-url", fb.graphURL, "--facebook-app-id", fb.appId,
-                                                    "--facebook-app-secret", fb.appSecret, "--friend-sync-ttl", "1"])
-            return (s, fb)
-        } catch { fatalError("\(error)") }
-    }()
+    static let env = MockFacebookProcess.withServer(extraArgs: ["--friend-sync-ttl", "1"])
     var s: ParseTestServer { Self.env.0 }
     var fb: MockFacebookProcess { Self.env.1 }
 

@@ -9,23 +9,15 @@ import PhotoWallCore
 /// `fbId`; strangers and anonymous callers see nothing. The same on GET, find, count, `include`
 /// (nested), batch, `_method`, the feed and `/users/me`.
 @Suite(.serialized) struct PrivateUserTests {
-    static let env: (ParseTestServer, MockFacebookProcess) = {
-        do {
-            let fb = try MockFacebookProcess()
-            let s = try ParseTestServer(extraArgs: ["--facebook-url", fb.graphURL, "--facebook-app-id", fb.appId,
-                                                    "--facebook-app-secret", fb.appSecret])
-            return (s, fb)
-        } catch { fatalError("\(error)") }
-    }()
+    static let env = MockFacebookProcess.withServer()
     var s: ParseTestServer { Self.env.0 }
     var fb: MockFacebookProcess { Self.env.1 }
 
     struct Person { var fbId: String, objectId: String, session: String }
 
     func login(_ fbId: String) async throws -> Person {
-        let r = try await s.request("POST", "/users", json: ["authData": ["facebook": [
-            "id": .string(fbId), "access_token": .string(try await fb.token(for: fbId)), "expiration_date": "2027-01-01T00:00:00.000Z"]]])
-        return Person(fbId: fbId, objectId: try #require(r.json["objectId"]?.stringValue), session: try #require(r.json["sessionToken"]?.stringValue))
+        let (objectId, session, _) = try await fb.logIn(fbId, on: s)
+        return Person(fbId: fbId, objectId: objectId, session: session)
     }
 
     /// An owner, a friend of the owner, a commenter who is the owner's friend but not the friend's,

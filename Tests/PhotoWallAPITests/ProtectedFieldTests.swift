@@ -9,14 +9,7 @@ import PhotoWallCore
 /// `where` (dotted paths, `$or`/`$and`/`$nor`), `order`, `count`, batch and `_method`; `keys`,
 /// `excludeKeys` and `include` never bring one back.
 @Suite(.serialized) struct ProtectedFieldTests {
-    static let env: (ParseTestServer, MockFacebookProcess) = {
-        do {
-            let fb = try MockFacebookProcess()
-            let s = try ParseTestServer(extraArgs: ["--facebook-url", fb.graphURL, "--facebook-app-id", fb.appId,
-                                                    "--facebook-app-secret", fb.appSecret])
-            return (s, fb)
-        } catch { fatalError("\(error)") }
-    }()
+    static let env = MockFacebookProcess.withServer()
     var s: ParseTestServer { Self.env.0 }
     var fb: MockFacebookProcess { Self.env.1 }
 
@@ -33,16 +26,10 @@ import PhotoWallCore
         let friends: [JSON] = fixture[fbId]?["friends"]?.arrayValue ?? []
         let candidates = Set(friends.compactMap { $0.stringValue }).intersection(appUsers).sorted()
         let friend = try #require(candidates.first)
-        let token = try await fb.token(for: fbId)
-        let login = try await s.request("POST", "/users", json: ["authData": ["facebook": [
-            "id": .string(fbId), "access_token": .string(token), "expiration_date": "2027-01-01T00:00:00.000Z"]]])
-        let objectId = try #require(login.json["objectId"]?.stringValue)
-        let session = try #require(login.json["sessionToken"]?.stringValue)
+        let (objectId, session, token) = try await fb.logIn(fbId, on: s)
         let email = "jonah.private.\(index)@example.com"
         #expect(try await s.request("PUT", "/users/\(objectId)", json: ["email": .string(email)], key: .session(session)).status == 200)
-        let friendLogin = try await s.request("POST", "/users", json: ["authData": ["facebook": [
-            "id": .string(friend), "access_token": .string(try await fb.token(for: friend)), "expiration_date": "2027-01-01T00:00:00.000Z"]]])
-        let friendSession = try #require(friendLogin.json["sessionToken"]?.stringValue)
+        let friendSession = try await fb.logIn(friend, on: s).session
         return Victim(fbId: fbId, objectId: objectId, session: session, accessToken: token, email: email, friendSession: friendSession)
     }
 

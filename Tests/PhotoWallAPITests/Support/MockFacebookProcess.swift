@@ -83,3 +83,28 @@ final class MockFacebookProcess: @unchecked Sendable {
         }.compactMap { $0["id"]?.stringValue }.sorted()
     }
 }
+
+extension MockFacebookProcess {
+    /// A mock Facebook and a `photowall serve` that checks tokens with it (app id, app secret),
+    /// for a suite's `static let`; stops the run when either can't start.
+    static func withServer(extraArgs: [String] = []) -> (ParseTestServer, MockFacebookProcess) {
+        do {
+            let fb = try MockFacebookProcess()
+            let s = try ParseTestServer(extraArgs: ["--facebook-url", fb.graphURL, "--facebook-app-id", fb.appId,
+                                                    "--facebook-app-secret", fb.appSecret] + extraArgs)
+            return (s, fb)
+        } catch { fatalError("\(error)") }
+    }
+
+    /// Logs the fixture user `fbId` in on `server` with a fresh token (`POST /users` with `authData`).
+    /// - Returns: the user's objectId, session token and access token.
+    func logIn(_ fbId: String, on server: ParseTestServer) async throws -> (objectId: String, session: String, accessToken: String) {
+        let token = try await token(for: fbId)
+        let r = try await server.request("POST", "/users", json: ["authData": ["facebook": [
+            "id": .string(fbId), "access_token": .string(token), "expiration_date": "2027-01-01T00:00:00.000Z"]]])
+        guard let id = r.json["objectId"]?.stringValue, let session = r.json["sessionToken"]?.stringValue else {
+            throw TestServerError(description: "Facebook login of \(fbId) failed: \(r.status) \(r.text)")
+        }
+        return (id, session, token)
+    }
+}
