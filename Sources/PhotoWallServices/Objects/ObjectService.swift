@@ -14,7 +14,8 @@ public struct SaveHookOutcome: Sendable {
 }
 
 /// An extra read restriction for a class, beyond ACLs: a predicate every non-master read of the
-/// class must also satisfy (GET, queries, counts, `include`). nil means no restriction.
+/// class must also satisfy (GET, queries, counts, `include` except through one of the class's
+/// `RestrictedView.revealedThrough` fields). nil means no restriction.
 public typealias ReadScope = @Sendable (_ auth: AuthContext) throws(ParseError) -> Predicate?
 
 /// May `auth` delete `object` although its ACL doesn't let them? (e.g. an image's owner deleting
