@@ -145,8 +145,8 @@ public final class UserService: Sendable {
     /// `POST /users` with `authData`: signs up (201) or logs in (200), after the provider confirmed
     /// the token. Both answer the user as its owner sees it (a random 25-character `username` on
     /// sign-up, `fbId`, `name`, `objectId`, `createdAt`, `updatedAt`, `ACL`; never `authData`) plus
-    /// `sessionToken`. The user's `fbId` and `name` come from
-    /// the provider, never from the client; friends are synced.
+    /// `sessionToken`. The user's `fbId` and `name` come from the provider, never from the client;
+    /// friends are synced.
     /// - Throws: 208 when the id is linked to another user than the caller's session; 252; 101; 141.
     /// - Source: parse-rest-api.md §6 ("Sign-up or login with authData").
     func logIn(authData: JSON, auth: AuthContext) throws(ParseError) -> (objectId: String, response: [String: JSON], created: Bool) {
