@@ -305,7 +305,8 @@ extension ServeCommand {
         guard assets.files["index.html"] != nil else { throw UsageError(description: "no index.html in --web-root \(root)") }
         let dialog = o.value("facebook-dialog-url", env: ["PHOTOWALL_FACEBOOK_DIALOG_URL"]) ?? facebook.map { WebConfig.dialogURL(forGraphBase: $0.baseURL) }
         let webConfig = WebConfig(appId: config.appId, serverPath: config.mountPath, facebookDialogURL: dialog,
-                                  facebookAppId: facebook?.appIds.first, maxUploadBytes: config.maxUploadBytes)
+                                  facebookAppId: facebook?.appIds.first, maxUploadBytes: config.maxUploadBytes,
+                                  facebookGraphURL: facebook?.baseURL)
         // The public URL may name another origin (a proxy, another host name): its images and API must load too.
         var origins: [String] = []
         if let u = URLComponents(string: config.publicServerURL), let scheme = u.scheme, let host = u.host {
