@@ -11,7 +11,20 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
+
+/* One open connection, for the request-head deadline: from NOTIFY_STARTED to NOTIFY_CLOSED, linked
+   in the daemon's list under `heads_lock`, and reachable through MHD's socket context. */
+typedef struct ShimConnection {
+    struct ShimConnection *prev, *next;
+    int fd;
+    /* When the head now awaited began to be awaited (monotonic ms): the connection's start, then the
+       end of each request on a kept-alive connection. 0 while a request is between its head and its
+       completion (the head is in, so no deadline applies). */
+    atomic_llong awaiting_since_ms;
+    int shut_down; /* the watchdog shut its socket down (under heads_lock) */
+} ShimConnection;
 
 struct CMHDShim_Daemon {
     struct MHD_Daemon *mhd;
@@ -27,7 +40,30 @@ struct CMHDShim_Daemon {
     atomic_int stopping;
     CMHDShim_LogFunction log_function;
     void *log_cls;
+
+    /* Request-head deadline (0 = none): open connections, and the watchdog thread closing those whose
+       head is late. The CLOSED notification unlinks a connection under `heads_lock` before MHD closes
+       its fd, and the watchdog shuts sockets down only under the same lock, so it never touches a
+       descriptor number that was reused by another connection. */
+    unsigned int head_timeout_ms;
+    pthread_mutex_t heads_lock;
+    pthread_cond_t heads_wake;
+    ShimConnection *heads;
+    pthread_t watchdog;
+    int watchdog_running;
+    atomic_ulong head_timeouts;
+
+    MHD_AccessHandlerCallback access_handler;
+    void *access_handler_cls;
+    MHD_RequestCompletedCallback completed_callback;
+    void *completed_callback_cls;
 };
+
+static long long shim_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static void shim_logf(CMHDShim_Daemon *d, const char *format, ...) {
     if (d->log_function == NULL) return;
@@ -61,12 +97,99 @@ unsigned int CMHDShim_daemon_current_connections(CMHDShim_Daemon *daemon) {
     return info == NULL ? 0 : info->num_connections;
 }
 
-/* MHD_OPTION_NOTIFY_CONNECTION target; `cls` is the shim handle (outlives the MHD daemon). */
+/* MHD_OPTION_NOTIFY_CONNECTION target; `cls` is the shim handle (outlives the MHD daemon). MHD calls
+   CLOSED before it closes the connection's socket. */
 static void shim_connection_notified(void *cls, struct MHD_Connection *c, void **socket_context,
                                      enum MHD_ConnectionNotificationCode code) {
-    (void) c; (void) socket_context;
     CMHDShim_Daemon *d = (CMHDShim_Daemon *) cls;
-    if (code == MHD_CONNECTION_NOTIFY_CLOSED) atomic_fetch_sub(&d->open_connections, 1);
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        if (d->head_timeout_ms == 0) return;
+        const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        ShimConnection *sc = calloc(1, sizeof *sc);
+        if (sc == NULL || info == NULL) { free(sc); return; } /* no deadline for it; the idle timeout remains */
+        sc->fd = info->connect_fd;
+        atomic_init(&sc->awaiting_since_ms, shim_now_ms());
+        pthread_mutex_lock(&d->heads_lock);
+        sc->next = d->heads;
+        if (d->heads != NULL) d->heads->prev = sc;
+        d->heads = sc;
+        pthread_mutex_unlock(&d->heads_lock);
+        *socket_context = sc;
+        return;
+    }
+    if (code != MHD_CONNECTION_NOTIFY_CLOSED) return;
+    atomic_fetch_sub(&d->open_connections, 1);
+    ShimConnection *sc = *socket_context;
+    if (sc == NULL) return;
+    pthread_mutex_lock(&d->heads_lock);
+    if (sc->prev != NULL) sc->prev->next = sc->next; else d->heads = sc->next;
+    if (sc->next != NULL) sc->next->prev = sc->prev;
+    pthread_mutex_unlock(&d->heads_lock);
+    *socket_context = NULL;
+    free(sc);
+}
+
+/* The connection's ShimConnection, or NULL (no deadline configured, or none recorded). */
+static ShimConnection *shim_connection_of(CMHDShim_Daemon *d, struct MHD_Connection *c) {
+    if (d->head_timeout_ms == 0 || c == NULL) return NULL;
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info == NULL ? NULL : (ShimConnection *) info->socket_context;
+}
+
+/* The access handler MHD calls: on a request's first call its head is complete, so the deadline stops;
+   then the configured handler. */
+static enum MHD_Result shim_access(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                                   const char *version, const char *upload_data, size_t *upload_data_size,
+                                   void **req_cls) {
+    CMHDShim_Daemon *d = (CMHDShim_Daemon *) cls;
+    if (*req_cls == NULL) {
+        ShimConnection *sc = shim_connection_of(d, c);
+        if (sc != NULL) atomic_store(&sc->awaiting_since_ms, 0);
+    }
+    return d->access_handler(d->access_handler_cls, c, url, method, version, upload_data, upload_data_size, req_cls);
+}
+
+/* The request-completed callback MHD calls: a kept-alive connection now awaits its next head, so its
+   deadline starts again; then the configured callback. */
+static void shim_completed(void *cls, struct MHD_Connection *c, void **req_cls, enum MHD_RequestTerminationCode toe) {
+    CMHDShim_Daemon *d = (CMHDShim_Daemon *) cls;
+    ShimConnection *sc = shim_connection_of(d, c);
+    if (sc != NULL) atomic_store(&sc->awaiting_since_ms, shim_now_ms());
+    if (d->completed_callback != NULL) d->completed_callback(d->completed_callback_cls, c, req_cls, toe);
+}
+
+/* The watchdog: every tenth of the deadline (10–250 ms), shuts down the socket of each connection whose
+   head is late. MHD then reads end-of-file, closes the connection and sends CLOSED; the client sees
+   the connection end. Holding `heads_lock` while calling shutdown(2) is what keeps the fd valid. */
+static void *shim_watchdog_loop(void *arg) {
+    CMHDShim_Daemon *d = arg;
+    CMHDShim_set_current_thread_name("http-head-timer");
+    long long step = d->head_timeout_ms / 10;
+    if (step < 10) step = 10;
+    if (step > 250) step = 250;
+    pthread_mutex_lock(&d->heads_lock);
+    while (!atomic_load(&d->stopping)) {
+        long long now = shim_now_ms();
+        for (ShimConnection *sc = d->heads; sc != NULL; sc = sc->next) {
+            long long since = atomic_load(&sc->awaiting_since_ms);
+            if (sc->shut_down || since == 0 || now - since < (long long) d->head_timeout_ms) continue;
+            sc->shut_down = 1;
+            atomic_fetch_add(&d->head_timeouts, 1); /* counted before the client can see the close */
+            (void) shutdown(sc->fd, SHUT_RDWR);
+        }
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += (long) (step % 1000) * 1000000L;
+        until.tv_sec += step / 1000 + until.tv_nsec / 1000000000L;
+        until.tv_nsec %= 1000000000L;
+        (void) pthread_cond_timedwait(&d->heads_wake, &d->heads_lock, &until);
+    }
+    pthread_mutex_unlock(&d->heads_lock);
+    return NULL;
+}
+
+unsigned long CMHDShim_daemon_head_timeouts(CMHDShim_Daemon *daemon) {
+    return atomic_load(&daemon->head_timeouts);
 }
 
 /* Waits while `connection_limit` connections are open, so further clients stay in the listen
@@ -149,6 +272,17 @@ static int shim_listen(const CMHDShim_Config *config, CMHDShim_Daemon *d) {
     return 0;
 }
 
+/* Stops and joins the watchdog (needs `stopping` set or sets it; idempotent). */
+static void shim_stop_watchdog(CMHDShim_Daemon *d) {
+    if (!d->watchdog_running) return;
+    atomic_store(&d->stopping, 1);
+    pthread_mutex_lock(&d->heads_lock);
+    pthread_cond_signal(&d->heads_wake);
+    pthread_mutex_unlock(&d->heads_lock);
+    pthread_join(d->watchdog, NULL);
+    d->watchdog_running = 0;
+}
+
 CMHDShim_Daemon *CMHDShim_start_daemon(const CMHDShim_Config *config, int *error_number) {
     *error_number = 0;
     CMHDShim_Daemon *d = calloc(1, sizeof *d);
@@ -157,8 +291,16 @@ CMHDShim_Daemon *CMHDShim_start_daemon(const CMHDShim_Config *config, int *error
     d->connection_limit = config->connection_limit;
     d->log_function = config->log_function;
     d->log_cls = config->log_cls;
+    d->access_handler = config->access_handler;
+    d->access_handler_cls = config->access_handler_cls;
+    d->completed_callback = config->completed_callback;
+    d->completed_callback_cls = config->completed_callback_cls;
+    d->head_timeout_ms = config->head_timeout_ms;
+    pthread_mutex_init(&d->heads_lock, NULL);
+    pthread_cond_init(&d->heads_wake, NULL);
     atomic_init(&d->stopping, 0);
     atomic_init(&d->open_connections, 0);
+    atomic_init(&d->head_timeouts, 0);
 
     int e = shim_listen(config, d);
     if (e != 0) { free(d); *error_number = e; return NULL; }
@@ -185,8 +327,7 @@ CMHDShim_Daemon *CMHDShim_start_daemon(const CMHDShim_Config *config, int *error
     if (config->per_ip_connection_limit > 0)
         ops[i++] = (struct MHD_OptionItem) { MHD_OPTION_PER_IP_CONNECTION_LIMIT, config->per_ip_connection_limit, NULL };
     ops[i++] = (struct MHD_OptionItem) { MHD_OPTION_CONNECTION_TIMEOUT, config->connection_timeout_seconds, NULL };
-    if (config->completed_callback != NULL)
-        ops[i++] = (struct MHD_OptionItem) { MHD_OPTION_NOTIFY_COMPLETED, (intptr_t) config->completed_callback, config->completed_callback_cls };
+    ops[i++] = (struct MHD_OptionItem) { MHD_OPTION_NOTIFY_COMPLETED, (intptr_t) shim_completed, d };
     if (config->raw_url)
         ops[i++] = (struct MHD_OptionItem) { MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t) shim_identity_unescape, NULL };
     ops[i++] = (struct MHD_OptionItem) { MHD_OPTION_END, 0, NULL };
@@ -195,7 +336,7 @@ CMHDShim_Daemon *CMHDShim_start_daemon(const CMHDShim_Config *config, int *error
                        | MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET;
     errno = 0;
     d->mhd = MHD_start_daemon(flags, 0, NULL, NULL,
-                              config->access_handler, config->access_handler_cls,
+                              shim_access, d,
                               MHD_OPTION_ARRAY, ops,
                               MHD_OPTION_END);
     if (d->mhd == NULL) {
@@ -204,8 +345,20 @@ CMHDShim_Daemon *CMHDShim_start_daemon(const CMHDShim_Config *config, int *error
         free(d);
         return NULL;
     }
+    if (d->head_timeout_ms > 0) {
+        e = pthread_create(&d->watchdog, NULL, shim_watchdog_loop, d);
+        if (e != 0) {
+            MHD_stop_daemon(d->mhd);
+            close(d->listen_fd);
+            free(d);
+            *error_number = e;
+            return NULL;
+        }
+        d->watchdog_running = 1;
+    }
     e = pthread_create(&d->acceptor, NULL, shim_accept_loop, d);
     if (e != 0) {
+        shim_stop_watchdog(d);
         MHD_stop_daemon(d->mhd);
         close(d->listen_fd);
         free(d);
@@ -243,7 +396,10 @@ void CMHDShim_stop_accepting(CMHDShim_Daemon *daemon) {
 
 void CMHDShim_stop_daemon(CMHDShim_Daemon *daemon) {
     CMHDShim_stop_accepting(daemon);
+    shim_stop_watchdog(daemon);
     MHD_stop_daemon(daemon->mhd);
+    pthread_cond_destroy(&daemon->heads_wake);
+    pthread_mutex_destroy(&daemon->heads_lock);
     free(daemon);
 }
 

@@ -22,8 +22,15 @@ extension HTTPServer {
         public var connectionMemoryLimitBytes: Int = 64 * 1024
         /// Open connections in total; further clients wait in the listen backlog.
         public var connectionLimit: Int = 4096
-        /// Open connections per client IP; 0 = no limit.
-        public var perIPConnectionLimit: Int = 0
+        /// Open connections per client IP (libmicrohttpd's `MHD_OPTION_PER_IP_CONNECTION_LIMIT`); over it a
+        /// new connection from that address is closed at once, unanswered. 0 = no limit. Behind a reverse
+        /// proxy every client shares the proxy's address: raise it or set 0 there.
+        public var perIPConnectionLimit: Int = 64
+        /// Seconds a client has to send a whole request head (request line and headers), counted from the
+        /// connection's start, or on a kept-alive connection from the end of the previous response. Unlike
+        /// `idleTimeoutSeconds`, arriving bytes do not restart it, so a client trickling a header byte at a
+        /// time is closed at the deadline. Bodies are not covered (they have the idle timeout). 0 = none.
+        public var requestHeadTimeoutSeconds: Double = 10
         /// A connection idle (no bytes in or out) this many seconds is closed; 0 = never.
         /// Connections whose handler is running are not timed out.
         public var idleTimeoutSeconds: Int = 30

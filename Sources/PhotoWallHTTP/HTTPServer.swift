@@ -72,6 +72,15 @@ public final class HTTPServer: Sendable {
         }
     }
 
+    /// Connections closed so far because their request head missed `requestHeadTimeoutSeconds`
+    /// (0 when not running).
+    public var requestHeadTimeouts: Int {
+        lifecycle.withLock { state in
+            guard case .running(let running) = state else { return 0 }
+            return Int(CMHDShim_daemon_head_timeouts(running.daemon))
+        }
+    }
+
     /// Binds, starts the event and worker threads, and returns at once.
     ///
     /// - Returns: the bound port (the kernel's choice when `configuration.port` is 0).
@@ -104,6 +113,8 @@ public final class HTTPServer: Sendable {
               c.perIPConnectionLimit <= Int(UInt32.max), c.idleTimeoutSeconds >= 0,
               c.idleTimeoutSeconds <= Int(UInt32.max), c.listenBacklog >= 0, c.listenBacklog <= Int(UInt32.max)
         else { throw invalid("connection limits, timeout and backlog must be non-negative 32-bit values") }
+        guard c.requestHeadTimeoutSeconds >= 0, c.requestHeadTimeoutSeconds * 1000 <= Double(UInt32.max)
+        else { throw invalid("requestHeadTimeoutSeconds must be 0–4294967") }
 
         let engine = Engine(router: router, configuration: c)
         // Retain rule: MHD's callbacks get this +1 as `cls`; it is released after MHD_stop_daemon.
@@ -119,6 +130,8 @@ public final class HTTPServer: Sendable {
             shim.per_ip_connection_limit = UInt32(c.perIPConnectionLimit)
             shim.connection_timeout_seconds = UInt32(c.idleTimeoutSeconds)
             shim.listen_backlog = UInt32(c.listenBacklog)
+            // A positive deadline under 1 ms still gets one.
+            shim.head_timeout_ms = c.requestHeadTimeoutSeconds > 0 ? max(1, UInt32(c.requestHeadTimeoutSeconds * 1000)) : 0
             shim.raw_url = 1
             shim.access_handler = engineAccessHandler
             shim.access_handler_cls = reference.toOpaque()

@@ -6,8 +6,8 @@ extension PostgresAdapter {
     public func insertFile(_ r: FileRecord) throws(ParseError) {
         _ = try guarded {
             try pool.withConnection { conn in
-                try conn.query("INSERT INTO \"_FILES\"(name, \"contentType\", \"byteCount\", sha256, \"createdAt\") VALUES ($1::text, $2::text, $3::bigint, $4::text, $5::bigint)",
-                               [r.name, r.contentType, String(r.byteCount), r.sha256, String(r.createdAt.millisecondsSince1970)])
+                try conn.query("INSERT INTO \"_FILES\"(name, \"contentType\", \"byteCount\", sha256, \"createdAt\", \"originalName\", \"declaredType\") VALUES ($1::text, $2::text, $3::bigint, $4::text, $5::bigint, $6::text, $7::text)",
+                               [r.name, r.contentType, String(r.byteCount), r.sha256, String(r.createdAt.millisecondsSince1970), r.originalName, r.declaredType])
             }
         }
     }
@@ -15,9 +15,10 @@ extension PostgresAdapter {
     public func file(named name: String) throws(ParseError) -> FileRecord? {
         try guarded {
             try pool.withConnection { conn in
-                try conn.query("SELECT name, \"contentType\", \"byteCount\", sha256, \"createdAt\" FROM \"_FILES\" WHERE name = $1::text", [name]).first.map {
+                try conn.query("SELECT name, \"contentType\", \"byteCount\", sha256, \"createdAt\", \"originalName\", \"declaredType\" FROM \"_FILES\" WHERE name = $1::text", [name]).first.map {
                     FileRecord(name: $0[0] ?? "", contentType: $0[1] ?? "application/octet-stream", byteCount: Int64($0[2] ?? "0") ?? 0,
-                               sha256: $0[3] ?? "", createdAt: ParseDate(millisecondsSince1970: Int64($0[4] ?? "0") ?? 0))
+                               sha256: $0[3] ?? "", createdAt: ParseDate(millisecondsSince1970: Int64($0[4] ?? "0") ?? 0),
+                               originalName: $0[5], declaredType: $0[6])
                 }
             }
         }
@@ -101,10 +102,10 @@ extension PostgresAdapter {
             try pool.withConnection { conn in
                 try conn.query("""
                     UPDATE "_UPLOADS" SET length = $1::bigint, "offset" = $2::bigint, "expiresAt" = $3::bigint,
-                        "completedName" = $4::text, "partState" = $5::text, "digestState" = $6::text
+                        "completedName" = $4::text, "partState" = $5::text, "digestState" = $6::text, "contentType" = $9::text
                     WHERE id = $7::text AND writer = $8::text
                     """, [u.length.map { String($0) }, String(u.offset), String(u.expiresAt.millisecondsSince1970), u.completedName,
-                          u.partState, u.digestState?.hexString, u.id, writer]).affected
+                          u.partState, u.digestState?.hexString, u.id, writer, u.contentType]).affected
             }
         } == 1
     }

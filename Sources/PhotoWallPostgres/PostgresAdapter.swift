@@ -121,6 +121,10 @@ public final class PostgresAdapter: DatabaseAdapter, FriendGraphStore {
           END IF;
         END $$;
         """,
+        // The client's own file name, and an image type it declared that the bytes contradicted.
+        """
+        ALTER TABLE "_FILES" ADD COLUMN IF NOT EXISTS "originalName" text, ADD COLUMN IF NOT EXISTS "declaredType" text;
+        """,
     ]
 
     /// The friend feed's own columns on `WallImage`: the author (`userFBId`) as a stored generated

@@ -85,6 +85,7 @@ extension ParseAPI {
             return Response(status: 302, headers: r, body: .empty)
         }
         h.add("Content-Type", record.contentType)
+        if let original = record.originalName { h.add("Content-Disposition", Self.contentDisposition(original: original)) }
         let stored: FileLocation?
         do { stored = try files.location(of: name) } catch { return Render.error(error, logger: logger, requestID: head.requestID) }
         guard let location = stored else { return Response.text("File not found.", status: 404) }
@@ -102,6 +103,25 @@ extension ParseAPI {
             }
         }
         return Response(status: 200, headers: h, body: .file(path: location.path, offset: 0, length: size))
+    }
+}
+
+extension ParseAPI {
+    /// `inline; filename*=UTF-8''<original name>` (RFC 6266 §4.3, RFC 8187 §3.2: every byte outside
+    /// `attr-char` percent-encoded), so a browser saving the file offers the name the client sent.
+    static func contentDisposition(original: String) -> String {
+        var out = "inline; filename*=UTF-8''"
+        let hex = Array("0123456789ABCDEF".utf8)
+        for b in original.utf8 {
+            let attrChar = (0x30...0x39).contains(b) || (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b)
+                || "!#$&+-.^_`|~".utf8.contains(b)
+            if attrChar {
+                out.unicodeScalars.append(Unicode.Scalar(b))
+            } else {
+                out += "%" + String(decoding: [hex[Int(b >> 4)], hex[Int(b & 15)]], as: UTF8.self)
+            }
+        }
+        return out
     }
 }
 

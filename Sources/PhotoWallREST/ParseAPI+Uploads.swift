@@ -210,9 +210,12 @@ extension ParseAPI {
     func tusPatchPlan(_ routed: RequestHead, _ uploads: UploadService) -> RoutePlan {
         let id = routed.pathParameters["id"] ?? ""
         // The most a PATCH may carry is what the upload still lacks; a larger Content-Length gets 413
-        // before any body byte is read. (An unknown or foreign upload is refused in `open`.)
+        // before any body byte is read. (An unknown or foreign upload is refused in `open`.) A PATCH at
+        // another offset gets 409 from `open` instead, even on a finished upload: the offset is checked
+        // before the length (tus 1.0.0 §PATCH, as tusd does).
         let record = UploadService.isValidIDForRouting(id) ? (try? uploads.database.upload(id: id)) ?? nil : nil
-        let limit = record.map { uploads.remainingBytes($0) } ?? config.maxUploadBytes
+        let offsetMatches = record != nil && routed.headers["Upload-Offset"].flatMap { Int64($0) } == record?.offset
+        let limit = offsetMatches ? record.map { uploads.remainingBytes($0) } ?? config.maxUploadBytes : config.maxUploadBytes
         return .streamed(maxBodyBytes: max(0, limit), open: { [self] head in
             do {
                 let auth = try tusAuth(head)

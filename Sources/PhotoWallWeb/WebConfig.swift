@@ -14,10 +14,14 @@ public struct WebConfig: Sendable {
     public var facebookAppId: String?
     /// Largest upload the server accepts, in bytes (the page refuses bigger files before sending).
     public var maxUploadBytes: Int
+    /// The Graph API base the server checks tokens with (`--facebook-url`, e.g.
+    /// `http://127.0.0.1:1338/v19.0`), for native clients such as `photowall login --facebook`.
+    public var facebookGraphURL: String?
 
-    public init(appId: String, serverPath: String, facebookDialogURL: String?, facebookAppId: String?, maxUploadBytes: Int) {
+    public init(appId: String, serverPath: String, facebookDialogURL: String?, facebookAppId: String?, maxUploadBytes: Int,
+                facebookGraphURL: String? = nil) {
         self.appId = appId; self.serverPath = serverPath; self.facebookDialogURL = facebookDialogURL
-        self.facebookAppId = facebookAppId; self.maxUploadBytes = maxUploadBytes
+        self.facebookAppId = facebookAppId; self.maxUploadBytes = maxUploadBytes; self.facebookGraphURL = facebookGraphURL
     }
 
     /// The dialog URL for a Graph API base: `https://graph.facebook.com/v19.0` → `https://www.facebook.com/v19.0/dialog/oauth`;
@@ -28,11 +32,14 @@ public struct WebConfig: Sendable {
         return b + "/dialog/oauth"
     }
 
-    /// The JSON the page reads: `{appId, serverPath, maxUploadBytes, facebook: {dialogURL, appId, scope} | null}`.
+    /// The JSON the page (and `photowall login --facebook`) reads: `{appId, serverPath, maxUploadBytes,
+    /// facebook: {dialogURL, appId, scope, graphURL?} | null}`.
     public var json: JSON {
         var o: [String: JSON] = ["appId": .string(appId), "serverPath": .string(serverPath), "maxUploadBytes": .number(Double(maxUploadBytes))]
         if let facebookDialogURL, let facebookAppId {
-            o["facebook"] = ["dialogURL": .string(facebookDialogURL), "appId": .string(facebookAppId), "scope": "public_profile,user_friends"]
+            var facebook: [String: JSON] = ["dialogURL": .string(facebookDialogURL), "appId": .string(facebookAppId), "scope": "public_profile,user_friends"]
+            if let facebookGraphURL { facebook["graphURL"] = .string(facebookGraphURL) }
+            o["facebook"] = .object(facebook)
         } else {
             o["facebook"] = .null
         }

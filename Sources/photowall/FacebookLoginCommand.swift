@@ -12,11 +12,21 @@ import PhotoWallHTTP
 /// logs in to PhotoWall with `authData.facebook`, storing the session (mode 0600).
 enum FacebookLoginCommand {
     static func run(_ o: Options) -> Int32 {
-        let base = o.value("facebook-url", env: ["PHOTOWALL_FACEBOOK_URL"]) ?? "http://127.0.0.1:1338"
-        let appId = o.value("facebook-app-id", env: ["PHOTOWALL_FACEBOOK_APP_ID"]) ?? "1234567890123456"
         let target = ClientTarget(o, session: StoredSession.load())
         let state = ParseIdentifier.hex(byteCount: 12)
         do {
+            // The provider: the flags (or their variables), else what the server publishes for its web page.
+            var base = o.value("facebook-url", env: ["PHOTOWALL_FACEBOOK_URL"])
+            var appId = o.value("facebook-app-id", env: ["PHOTOWALL_FACEBOOK_APP_ID"])
+            if base == nil || appId == nil {
+                guard let published = try ParseClient(server: target.parseServer()).facebookProvider() else {
+                    return clientFail("login", "\(target.server) has no Facebook login (its /config.json names no provider); "
+                                      + "give --facebook-url and --facebook-app-id", ClientExit.failure)
+                }
+                base = base ?? published.graphURL
+                appId = appId ?? published.appId
+            }
+            guard let base, let appId else { return ClientExit.failure }
             let token: String
             if let user = o.value("as") {
                 token = try FacebookDialog.approve(base: base, appId: appId, user: user, redirectURI: "http://127.0.0.1/callback", state: state)

@@ -20,8 +20,9 @@ enum LoginCommand {
           --app-id ID            application id (PARSE_SERVER_APPLICATION_ID; default \(ClientTarget.defaultAppId))
           --facebook             log in with Facebook: prints the login dialog's URL and waits for the browser
           --as USER              with --facebook: approve the (mock) dialog as this fixture user, for scripts
-          --facebook-url URL     the provider (PHOTOWALL_FACEBOOK_URL; default http://127.0.0.1:1338, the mock)
-          --facebook-app-id ID   the app id (PHOTOWALL_FACEBOOK_APP_ID; default the mock's 1234567890123456)
+          --facebook-url URL     the provider's Graph API base (PHOTOWALL_FACEBOOK_URL; default: the one the server
+                                 publishes in its /config.json)
+          --facebook-app-id ID   the app id (PHOTOWALL_FACEBOOK_APP_ID; default: the server's, from /config.json)
 
         Stores {server, appId, sessionToken} in $XDG_CONFIG_HOME/photowall/session.json
         (default ~/.config/photowall/session.json) with mode 0600.

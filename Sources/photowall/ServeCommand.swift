@@ -37,6 +37,13 @@ enum ServeCommand {
           --max-upload-size SIZE largest file upload, e.g. 20mb (PARSE_SERVER_MAX_UPLOAD_SIZE; default 20mb)
           --max-json-size SIZE   largest JSON body (PHOTOWALL_MAX_JSON_SIZE; default 1mb)
           --worker-threads N     handler threads (PHOTOWALL_WORKER_THREADS; default 32)
+          --max-connections N    open connections in total; more wait in the listen backlog (PHOTOWALL_MAX_CONNECTIONS;
+                                 default 4096)
+          --max-connections-per-ip N  open connections per client address; more are closed at once
+                                 (PHOTOWALL_MAX_CONNECTIONS_PER_IP; default 64; 0 = no limit: behind a proxy all
+                                 clients share its address, so raise it or set 0 there)
+          --request-head-timeout S  seconds to send a whole request head, not restarted by each byte
+                                 (PHOTOWALL_REQUEST_HEAD_TIMEOUT; default 10; 0 = none)
           --thumbnail-size N     longest edge of WallImage.thumbnail in pixels (PHOTOWALL_THUMBNAIL_SIZE; default 256)
           --display-size N       longest edge of WallImage.display in pixels (PHOTOWALL_DISPLAY_SIZE; default 1080)
           --facebook-url URL     Graph API base for Facebook login, e.g. http://127.0.0.1:1338/v19.0 (PHOTOWALL_FACEBOOK_URL;
@@ -69,7 +76,7 @@ enum ServeCommand {
         do {
             let o = try Options(args, known: ["port", "host", "data-dir", "database", "files", "app-id", "master-key", "rest-key", "client-key",
                                               "javascript-key", "public-url", "max-upload-size", "max-json-size",
-                                              "worker-threads", "log-level", "thumbnail-size", "display-size", "upload-expiry", "upload-reaper-interval", "upload-orphan-age", "upload-stall-timeout",
+                                              "worker-threads", "max-connections", "max-connections-per-ip", "request-head-timeout", "log-level", "thumbnail-size", "display-size", "upload-expiry", "upload-reaper-interval", "upload-orphan-age", "upload-stall-timeout",
                                               "facebook-url", "facebook-app-id", "facebook-app-secret", "friend-sync-ttl",
                                               "wall-visibility", "feed-threshold", "web-root", "facebook-dialog-url"],
                                 flags: ["help", "allow-client-class-creation", "stop-on-stdin-eof"])
@@ -116,6 +123,20 @@ enum ServeCommand {
         if let w = o.value("worker-threads", env: ["PHOTOWALL_WORKER_THREADS"]) {
             guard let n = Int(w), n > 0 else { throw UsageError(description: "bad --worker-threads '\(w)'") }
             httpConfig.workerThreads = n
+        }
+        if let m = o.value("max-connections", env: ["PHOTOWALL_MAX_CONNECTIONS"]) {
+            guard let n = Int(m), (1...Int(Int32.max)).contains(n) else { throw UsageError(description: "bad --max-connections '\(m)'") }
+            httpConfig.connectionLimit = n
+        }
+        if let m = o.value("max-connections-per-ip", env: ["PHOTOWALL_MAX_CONNECTIONS_PER_IP"]) {
+            guard let n = Int(m), (0...Int(Int32.max)).contains(n) else { throw UsageError(description: "bad --max-connections-per-ip '\(m)'") }
+            httpConfig.perIPConnectionLimit = n
+        }
+        if let t = o.value("request-head-timeout", env: ["PHOTOWALL_REQUEST_HEAD_TIMEOUT"]) {
+            guard let seconds = Double(t), seconds >= 0, seconds <= 86_400 else {
+                throw UsageError(description: "bad --request-head-timeout '\(t)' (seconds)")
+            }
+            httpConfig.requestHeadTimeoutSeconds = seconds
         }
 
         if mkdir(dataDir, 0o755) != 0 && errno != EEXIST {
@@ -285,7 +306,8 @@ extension ServeCommand {
         guard assets.files["index.html"] != nil else { throw UsageError(description: "no index.html in --web-root \(root)") }
         let dialog = o.value("facebook-dialog-url", env: ["PHOTOWALL_FACEBOOK_DIALOG_URL"]) ?? facebook.map { WebConfig.dialogURL(forGraphBase: $0.baseURL) }
         let webConfig = WebConfig(appId: config.appId, serverPath: config.mountPath, facebookDialogURL: dialog,
-                                  facebookAppId: facebook?.appIds.first, maxUploadBytes: config.maxUploadBytes)
+                                  facebookAppId: facebook?.appIds.first, maxUploadBytes: config.maxUploadBytes,
+                                  facebookGraphURL: facebook?.baseURL)
         // The public URL may name another origin (a proxy, another host name): its images and API must load too.
         var origins: [String] = []
         if let u = URLComponents(string: config.publicServerURL), let scheme = u.scheme, let host = u.host {

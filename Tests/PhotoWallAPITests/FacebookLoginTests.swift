@@ -315,6 +315,34 @@ import PhotoWallCore
         #expect(try cli(["comment", "noSuchImage", "hi"] + target, config: config).0 == 1)
     }
 
+    /// Issue 12 point 5: without `--facebook-url`/`--facebook-app-id`, the CLI takes the provider from
+    /// the server's `/config.json` (the web page's runtime config); the flags still override it.
+    @Test func commandLineFacebookLoginLearnsTheProviderFromTheServer() async throws {
+        let config = s.dataDir.appendingPathComponent("cli-\(UUID().uuidString.prefix(6))")
+        let target = ["--server", s.baseURL, "--app-id", s.appId]
+        let published = try await s.request("GET", s.baseURL.replacingOccurrences(of: "/parse", with: "") + "/config.json", key: .none)
+        #expect(published.json["facebook"]?["graphURL"]?.stringValue == fb.graphURL)
+        #expect(published.json["facebook"]?["appId"]?.stringValue == fb.appId)
+
+        let user = try #require(MockFacebookProcess.appUsers().dropFirst(14).first)
+        let login = try cli(["login", "--facebook", "--as", user] + target, config: config)
+        #expect(login.0 == 0, "\(login.1)")
+        #expect(login.1.contains("Facebook \(user)"))
+        let token = try #require(try JSON.parse([UInt8](Data(contentsOf: config.appendingPathComponent("photowall/session.json"))))["sessionToken"]?
+            .stringValue)
+        #expect(try await s.request("GET", "/users/me", key: .session(token)).json["fbId"]?.stringValue == user)
+
+        // The flags still win: an app id the provider doesn't know is refused by it.
+        let overridden = try cli(["login", "--facebook", "--as", user, "--facebook-app-id", "999"] + target,
+                                 config: s.dataDir.appendingPathComponent("cli-\(UUID().uuidString.prefix(6))"))
+        #expect(overridden.0 != 0)
+        // A server without Facebook login says so.
+        let plain = try cli(["login", "--facebook", "--as", user, "--server", sharedServer.baseURL, "--app-id", sharedServer.appId],
+                            config: s.dataDir.appendingPathComponent("cli-\(UUID().uuidString.prefix(6))"))
+        #expect(plain.0 == 1)
+        #expect(plain.1.isEmpty)
+    }
+
     @Test func providerDownIsAClearErrorNotAHang() async throws {
         // A server whose Graph URL points at a closed port.
         let dead = try ParseTestServer(extraArgs: ["--facebook-url", "http://127.0.0.1:1/v19.0"])

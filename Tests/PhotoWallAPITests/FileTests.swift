@@ -149,7 +149,7 @@ import PhotoWallCrypto
                                 ("a%2Fb.jpg", "Filename contains invalid characters."),
                                 ("bad%00name.jpg", "Filename contains invalid characters."),
                                 (".hidden", "Filename contains invalid characters."),
-                                (String(repeating: "x", count: 129), "Filename too long.")] {
+                                (String(repeating: "x", count: 256), "Filename too long.")] {
             let r = try await s.request("POST", "/files/\(name)", body: Data([1]), key: .session(token))
             #expect(r.status == 400, "\(name)")
             #expect(r.json == ["code": 122, "error": .string(message)], "\(name)")

@@ -48,9 +48,10 @@ public final class TestHTTPClient {
     private var received: [UInt8] = []
     private var peerClosed = false
 
-    /// Connects to `host:port` (IPv4).
+    /// Connects to `host:port` (IPv4), from `sourceAddress` when given (e.g. "127.0.0.2": any 127/8
+    /// address is local on Linux, so one test can play clients at several addresses).
     /// - Throws: `TestHTTPClientError` when the connection fails (e.g. `ECONNREFUSED`).
-    public init(host: String = "127.0.0.1", port: Int, timeoutSeconds: Double = 10) throws {
+    public init(host: String = "127.0.0.1", port: Int, timeoutSeconds: Double = 10, sourceAddress: String? = nil) throws {
         self.host = host
         self.port = port
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -60,6 +61,18 @@ public final class TestHTTPClient {
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        if let sourceAddress {
+            var source = try makeAddress(host: sourceAddress, port: 0)
+            let bound = withUnsafePointer(to: &source) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            if bound != 0 {
+                let code = errno
+                Glibc.close(fd)
+                fd = -1
+                throw TestHTTPClientError("bind to \(sourceAddress) failed", systemError: code)
+            }
+        }
         var address = try makeAddress(host: host, port: port)
         let rc = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
@@ -193,6 +206,24 @@ public final class TestHTTPClient {
         }
         return false
     }
+
+    /// Whether the server has closed or reset the connection, without waiting; any bytes it sent
+    /// meanwhile are kept for `readResponse`.
+    public func peerHasClosed() -> Bool {
+        guard fd >= 0, !peerClosed else { return true }
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, 0) > 0 else { return false }
+            let n = recv(fd, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            if n > 0 { received += buffer[..<n]; continue }
+            if n == 0 || (errno != EAGAIN && errno != EINTR) { peerClosed = true; return true }
+            return false
+        }
+    }
+
+    /// Bytes received but not yet read as a response.
+    public var unreadByteCount: Int { received.count }
 
     // MARK: - Receiving
 

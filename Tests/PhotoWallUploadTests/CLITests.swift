@@ -75,7 +75,7 @@ import Testing
             let imageId = try #require(done["wallImageId"] as? String)
             let commentId = try #require(done["commentId"] as? String)
             let fileName = try #require(done["fileName"] as? String)
-            #expect(fileName.hasSuffix("_sunset at sea.png"))
+            #expect(fileName.hasSuffix("_sunset_at_sea.png"))  // the safe form of "sunset at sea.png"
 
             // What the seed app's Comms.uploadImage saves, checked over REST.
             let image = try await sharedServer.request("GET", "/classes/WallImage/\(imageId)", key: .master(nil)).json

@@ -68,9 +68,9 @@ import Testing
 
     @Test func configCarriesNoSecrets() throws {
         let c = WebConfig(appId: "photowall", serverPath: "/parse", facebookDialogURL: "http://127.0.0.1:1338/v19.0/dialog/oauth",
-                          facebookAppId: "1234567890123456", maxUploadBytes: 20 << 20)
+                          facebookAppId: "1234567890123456", maxUploadBytes: 20 << 20, facebookGraphURL: "http://127.0.0.1:1338/v19.0")
         #expect(String(decoding: c.json.serialized, as: UTF8.self)
-                == #"{"appId":"photowall","facebook":{"appId":"1234567890123456","dialogURL":"http://127.0.0.1:1338/v19.0/dialog/oauth","scope":"public_profile,user_friends"},"maxUploadBytes":20971520,"serverPath":"/parse"}"#)
+                == #"{"appId":"photowall","facebook":{"appId":"1234567890123456","dialogURL":"http://127.0.0.1:1338/v19.0/dialog/oauth","graphURL":"http://127.0.0.1:1338/v19.0","scope":"public_profile,user_friends"},"maxUploadBytes":20971520,"serverPath":"/parse"}"#)
     }
 
     @Test func dialogURLFollowsTheGraphBase() {

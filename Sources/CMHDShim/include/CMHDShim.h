@@ -37,6 +37,11 @@ typedef struct CMHDShim_Config {
     unsigned int per_ip_connection_limit;
     /** Idle timeout in seconds; 0 = none. */
     unsigned int connection_timeout_seconds;
+    /** Deadline in milliseconds for a whole request head (request line and headers), counted from
+        the connection's start, or on a kept-alive connection from the end of the previous request,
+        and not restarted by arriving bytes (unlike the idle timeout); 0 = none. A connection whose
+        head is late has its socket shut down by a watchdog thread, and MHD closes it. */
+    unsigned int head_timeout_ms;
     /** listen(2) backlog; 0 = SOMAXCONN. */
     unsigned int listen_backlog;
     /** Keep the URL path and query arguments exactly as sent (no %XX decoding by MHD; `+` in
@@ -70,6 +75,9 @@ struct MHD_Daemon *CMHDShim_daemon_mhd(CMHDShim_Daemon *daemon);
 
 /** The bound TCP port (from getsockname(2) on the listening socket). */
 uint16_t CMHDShim_daemon_bind_port(CMHDShim_Daemon *daemon);
+
+/** How many connections were closed because their request head missed `head_timeout_ms`. */
+unsigned long CMHDShim_daemon_head_timeouts(CMHDShim_Daemon *daemon);
 
 /** Connections MHD currently manages (MHD_DAEMON_INFO_CURRENT_CONNECTIONS). */
 unsigned int CMHDShim_daemon_current_connections(CMHDShim_Daemon *daemon);

@@ -95,6 +95,32 @@ public final class ParseClient {
         return json["status"]?.stringValue == "ok"
     }
 
+    /// The Facebook provider the server's browser wall uses, from `GET /config.json` at the server's
+    /// origin (the page's runtime config; the Graph base is `facebook.graphURL`, or for servers that
+    /// don't send it, the dialog URL without `/dialog/oauth`).
+    /// - Returns: the Graph API base and app id, or nil when the server has no Facebook login.
+    /// - Throws: `.unreachable`, `.transport`; `.serverError`/`.rejected` for an error status;
+    ///   `.protocolError` when the answer is not the config JSON.
+    public func facebookProvider() throws(ClientError) -> (graphURL: String, appId: String)? {
+        let url = server.baseURL
+        let afterScheme = url.range(of: "://").map { $0.upperBound } ?? url.startIndex
+        let origin = String(url[..<(url[afterScheme...].firstIndex(of: "/") ?? url.endIndex)])
+        let r = try handle.send(HTTPRequest(method: "GET", url: origin + "/config.json"), timeouts: timeouts)
+        let action = "Reading the server's /config.json"
+        guard (200...299).contains(r.status) else { throw ClientError.from(r, action: action) }
+        guard let json = r.json, case .object(let config) = json, let facebook = config["facebook"] else {
+            throw ClientError(.protocolError, "\(action): the answer is not the web config.", httpStatus: r.status)
+        }
+        if case .null = facebook { return nil }
+        guard let appId = facebook["appId"]?.stringValue,
+              let graph = facebook["graphURL"]?.stringValue
+                ?? facebook["dialogURL"]?.stringValue.flatMap({ $0.hasSuffix("/dialog/oauth") ? String($0.dropLast("/dialog/oauth".count)) : nil })
+        else {
+            throw ClientError(.protocolError, "\(action): its facebook entry has no appId or graphURL.", httpStatus: r.status)
+        }
+        return (graph, appId)
+    }
+
     // MARK: transport
 
     func send(_ method: String, _ path: String, json body: JSON?, credential: ParseServer.Credential? = nil,

@@ -28,6 +28,33 @@ extension Engine {
         return (head, chunked, expectsContinue)
     }
 
+    /// Why the body's length in `headers` is ambiguous, or nil when it is not (RFC 9112 §6.3): several
+    /// `Content-Length` values that differ (`5, 5` counts as one), one that is not a decimal number,
+    /// `Transfer-Encoding` together with `Content-Length` (request smuggling behind a proxy), or a
+    /// `Transfer-Encoding` whose last coding is not `chunked`. The engine answers 400 and closes.
+    static func framingError(_ headers: HTTPHeaders) -> String? {
+        var lengths = Set<Substring>()
+        var transferEncodings: [String] = []
+        for (name, value) in headers {
+            if HTTPHeaders.sameName(name, "Content-Length") {
+                for item in value.split(separator: ",", omittingEmptySubsequences: false) {
+                    let digits = item.trimmingWhitespace()
+                    guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+                        return "invalid Content-Length"
+                    }
+                    lengths.insert(digits.drop { $0 == "0" })
+                }
+            } else if HTTPHeaders.sameName(name, "Transfer-Encoding") {
+                transferEncodings.append(value)
+            }
+        }
+        if lengths.count > 1 { return "conflicting Content-Length values" }
+        guard !transferEncodings.isEmpty else { return nil }
+        if !lengths.isEmpty { return "Transfer-Encoding together with Content-Length" }
+        let last = transferEncodings.joined(separator: ",").split(separator: ",").last?.trimmingWhitespace().lowercased()
+        return last == "chunked" ? nil : "Transfer-Encoding must end with chunked"
+    }
+
     /// Headers or query arguments in arrival order.
     static func values(of kind: MHD_ValueKind, on connection: OpaquePointer) -> [(String, String)] {
         let collector = KeyValueCollector()

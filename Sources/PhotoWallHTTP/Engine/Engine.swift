@@ -46,12 +46,21 @@ final class Engine: Sendable {
         }
         // First call: the head is complete, no body byte has been read (nor `100 Continue` sent).
         var (head, chunked, expectsContinue) = readHead(connection: connection, url: url, method: method)
-        let plan = router.resolve(&head)
+        let framingError = Engine.framingError(head.headers)
+        let plan = framingError == nil ? router.resolve(&head) : .immediate(Response())
         let context = RequestContext(head: head, chunked: chunked, expectsContinue: expectsContinue)
         registry.withLock { $0[ObjectIdentifier(context)] = context }
         // Retain rule: this +1 lives in MHD's per-request slot until engineRequestCompleted, which MHD
         // calls exactly once for every request whose access handler ran, balances it.
         requestSlot.pointee = Unmanaged.passRetained(context).toOpaque()
+        if let framingError {
+            // Where the body ends is ambiguous, so nothing after the head can be trusted: answer at once
+            // (0.9.75 closes a connection answered from the headers-only first call) and say so.
+            logger.notice("ambiguous request framing, closing", ["request.id": head.requestID, "reason": framingError])
+            var response = Response.json(["error": .string(framingError)], status: 400)
+            response.headers.set("Connection", "close")
+            return queueNow(context, response, connection: connection)
+        }
         return begin(context, plan: plan, connection: connection)
     }
 

@@ -41,7 +41,7 @@ public struct ServerConfig: Sendable {
 
     /// The public URL of a stored file: `<publicServerURL>/files/<appId>/<percent-encoded name>`.
     public func fileURL(_ name: String) -> String {
-        publicServerURL + "/files/" + appId + "/" + Self.encodeURIComponent(name)
+        publicServerURL + "/files/" + Self.encodeURIComponent(appId) + "/" + Self.encodeURIComponent(name)
     }
 
     /// JavaScript's `encodeURIComponent`.

@@ -1,5 +1,7 @@
+import Foundation
 import PhotoWallCore
 import PhotoWallCrypto
+import PhotoWallImaging
 import PhotoWallStorage
 
 /// Parse files: validated names, streamed storage, metadata, download and delete.
@@ -16,31 +18,71 @@ public final class FileService: Sendable {
         self.database = database; self.store = store; self.config = config
     }
 
-    /// Checks a client file name.
-    /// - Throws: 122 `Filename not provided.`, `Filename too long.` (over 128 characters) or
-    ///   `Filename contains invalid characters.` (not `^[_a-zA-Z0-9][a-zA-Z0-9@. ~_-]*$`).
+    /// The longest client file name accepted, in bytes of UTF-8 (what Linux, macOS and Windows file
+    /// systems allow for one name).
+    public static let maxNameBytes = 255
+
+    /// Checks a client file name. Any name a phone or an operating system makes is accepted: Unicode
+    /// (`café.jpg`, `灯泡.jpeg`), spaces, parentheses, apostrophes, long names. Refused with 122:
+    /// an empty name (`Filename not provided.`), one over `maxNameBytes` bytes of UTF-8 (`Filename too
+    /// long.`), and (`Filename contains invalid characters.`) one starting with `.` (`.`, `..`, hidden
+    /// files), containing `/` or `\` (traversal), a control character (C0, DEL, C1: NUL included), a
+    /// bidirectional override (U+202A–U+202E, U+2066–U+2069: they disguise an extension) or U+FFFD
+    /// (bytes that were not UTF-8).
     public static func validate(name: String) throws(ParseError) {
         guard !name.isEmpty else { throw ParseError(.invalidFileName, "Filename not provided.") }
-        guard name.utf8.count <= 128 else { throw ParseError(.invalidFileName, "Filename too long.") }
-        let u = Array(name.utf8)
-        func alnum(_ c: UInt8) -> Bool { (48...57).contains(c) || (65...90).contains(c) || (97...122).contains(c) }
-        guard alnum(u[0]) || u[0] == 95,
-              u.dropFirst().allSatisfy({ alnum($0) || $0 == 64 || $0 == 46 || $0 == 32 || $0 == 126 || $0 == 95 || $0 == 45 }) else {
-            throw ParseError(.invalidFileName, "Filename contains invalid characters.")
+        guard name.utf8.count <= maxNameBytes else { throw ParseError(.invalidFileName, "Filename too long.") }
+        let refused = name.hasPrefix(".") || name.unicodeScalars.contains { c in
+            let v = c.value
+            return v < 0x20 || (0x7F...0x9F).contains(v) || v == 0x2F || v == 0x5C || (0x202A...0x202E).contains(v)
+                || (0x2066...0x2069).contains(v) || v == 0xFFFD
         }
+        if refused { throw ParseError(.invalidFileName, "Filename contains invalid characters.") }
+    }
+
+    /// The stored form of a valid client name: ASCII letters, digits and `._-` only. Letters are
+    /// transliterated to ASCII where ICU can (`café` → `cafe`, `灯泡` → `deng_pao`, `’` → `_`), every
+    /// other run of characters becomes one `_`; the extension (up to 16 letters or digits after the
+    /// last `.`) is kept, the rest cut to 100 bytes; `file` when nothing is left.
+    public static func safeForm(of name: String) -> String {
+        let latin = name.applyingTransform(StringTransform(rawValue: "Any-Latin; Latin-ASCII"), reverse: false) ?? name
+        var mapped = ""
+        for c in latin.unicodeScalars {
+            let v = c.value
+            let keep = (0x30...0x39).contains(v) || (0x41...0x5A).contains(v) || (0x61...0x7A).contains(v) || v == 0x2E || v == 0x2D || v == 0x5F
+            if keep {
+                mapped.unicodeScalars.append(c)
+            } else if !mapped.hasSuffix("_") {
+                mapped += "_"
+            }
+        }
+        var base = Substring(mapped), ext = Substring("")
+        if let dot = mapped.lastIndex(of: ".") {
+            let candidate = mapped[mapped.index(after: dot)...]
+            if !candidate.isEmpty, candidate.count <= 16, candidate.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) {
+                base = mapped[..<dot]
+                ext = candidate
+            }
+        }
+        let trimmed = base.drop { $0 == "_" || $0 == "." || $0 == "-" }.reversed().drop { $0 == "_" || $0 == "." }.reversed()
+        var stem = String(trimmed.prefix(100))
+        if stem.isEmpty { stem = "file" }
+        return ext.isEmpty ? stem : stem + "." + ext
     }
 
     /// Starts an upload of a file named `name` (validated) with the client's `Content-Type`.
     ///
-    /// The stored name is `<32 hex>_<name>`, with `.<ext>` appended when `name` has none and the
-    /// type has a known extension; the type is guessed from the name when none was sent.
+    /// The stored name is `<32 hex>_<safe form of name>` (see `safeForm`), with `.<ext>` appended when
+    /// the name has no known extension and the type has one; the client's name is kept in the record
+    /// (`FileRecord.originalName`). The stored type comes from the first bytes for the image types we
+    /// know (see `storedType`), else the sent type, else a guess from the name.
     /// - Throws: 122 for a bad name; 130 when the store can't accept it.
     public func beginUpload(name: String, contentType: String?) throws(ParseError) -> FileUpload {
         try Self.validate(name: name)
         let sentType = Self.mediaType(contentType)
         let stored = Self.storedName(for: name, contentType: sentType)
         let type = sentType ?? MimeTypes.type(forName: stored) ?? "application/octet-stream"
-        return FileUpload(name: stored, contentType: type, writer: try store.makeWriter(for: stored))
+        return FileUpload(name: stored, originalName: name, contentType: type, writer: try store.makeWriter(for: stored))
     }
 
     /// `image/jpeg` from `image/jpeg; charset=…`; nil when empty.
@@ -48,14 +90,56 @@ public final class FileService: Sendable {
         contentType.map { ($0.split(separator: ";").first ?? "").trimmingWhitespace() }.flatMap { $0.isEmpty ? nil : $0 }
     }
 
-    /// `<32 hex>_<name>`, with `.<ext>` appended when `name` has no known extension and the type has one.
+    /// `<32 hex>_<safe form>`, with `.<ext>` appended when `name` has no known extension and the type has one.
     /// `prefix` is the 32 hex (random by default).
     static func storedName(for name: String, contentType: String?, prefix: String = ParseIdentifier.hex(byteCount: 16)) -> String {
-        var finalName = name
-        if MimeTypes.type(forName: name) == nil, let t = mediaType(contentType), let ext = MimeTypes.extensionByType[t.lowercased()] {
+        var finalName = safeForm(of: name)
+        if MimeTypes.type(forName: finalName) == nil, let t = mediaType(contentType), let ext = MimeTypes.extensionByType[t.lowercased()] {
             finalName += "." + ext
         }
         return prefix + "_" + finalName
+    }
+
+    /// How many leading bytes `storedType` looks at (the sniffer's SVG window; binary signatures need 32).
+    public static let sniffBytes = 4096
+
+    /// The image types recognised from the bytes, whose type then replaces the declared one.
+    static let sniffedImageTypes: Set<ImageType> = [.jpeg, .png, .gif, .webp, .avif, .heic, .bmp, .tiff]
+
+    /// The type to store for a file that starts with `firstBytes` (up to `sniffBytes`) and was sent as
+    /// `declared`: the sniffed type when the bytes are an image type we know (`ImageSniffer`), else
+    /// `declared`. - Returns: that type, and `declared` again when it names another image type (a
+    /// GIF sent as `image/jpeg`): a wall image refuses such a file (`imageTypeMismatch`).
+    public static func storedType(declared: String, firstBytes: [UInt8]) -> (type: String, mismatch: String?) {
+        let sniffed = ImageSniffer.sniff(firstBytes)
+        guard sniffedImageTypes.contains(sniffed) else { return (declared, nil) }
+        return (sniffed.mimeType, declaredMismatch(declared: declared, stored: sniffed.mimeType))
+    }
+
+    /// `declared` when it names an image type other than `stored` (aliases such as `image/jpg` agree).
+    public static func declaredMismatch(declared: String?, stored: String) -> String? {
+        guard let declared else { return nil }
+        let said = canonicalImageType(declared)
+        return said.hasPrefix("image/") && said != canonicalImageType(stored) ? declared : nil
+    }
+
+    /// `image/jpeg` for its aliases (`image/jpg`, `image/pjpeg`), `image/heic` for HEIF's, lowercase.
+    static func canonicalImageType(_ type: String) -> String {
+        let t = (mediaType(type) ?? "").lowercased()
+        switch t {
+        case "image/jpg", "image/pjpeg": return "image/jpeg"
+        case "image/x-png": return "image/png"
+        case "image/heif", "image/heic-sequence", "image/heif-sequence": return "image/heic"
+        case "image/avif-sequence": return "image/avif"
+        case "image/x-ms-bmp": return "image/bmp"
+        default: return t
+        }
+    }
+
+    /// 111 when a file's declared type disagreed with its bytes: a wall image must be what it says.
+    public static func imageTypeMismatch(_ record: FileRecord) -> ParseError? {
+        guard let declared = record.declaredType else { return nil }
+        return ParseError(.incorrectType, "The image was sent as \(declared) but its bytes are \(record.contentType).")
     }
 
     /// Makes an upload durable and visible.
@@ -72,8 +156,10 @@ public final class FileService: Sendable {
             upload.abort()
             throw error
         }
-        let record = FileRecord(name: upload.name, contentType: upload.contentType, byteCount: upload.writer.byteCount,
-                                sha256: upload.digest.finalize().hexString, createdAt: ParseDate.now())
+        let (type, mismatch) = Self.storedType(declared: upload.contentType, firstBytes: upload.firstBytes)
+        let record = FileRecord(name: upload.name, contentType: type, byteCount: upload.writer.byteCount,
+                                sha256: upload.digest.finalize().hexString, createdAt: ParseDate.now(),
+                                originalName: upload.originalName, declaredType: mismatch)
         do {
             try database.insertFile(record)
         } catch {
@@ -129,18 +215,26 @@ public final class FileService: Sendable {
 /// thread finishes it. It is never touched concurrently.
 public final class FileUpload: @unchecked Sendable {
     public let name: String
+    /// The client's name, as sent.
+    public let originalName: String
+    /// The declared (or guessed) type; the stored one may come from the bytes (`FileService.storedType`).
     public let contentType: String
     let writer: any FileWriter
     let digest = Digest(.sha256)
+    /// The first `FileService.sniffBytes` bytes, kept as they stream for the type sniffer.
+    private(set) var firstBytes: [UInt8] = []
 
-    init(name: String, contentType: String, writer: any FileWriter) {
-        self.name = name; self.contentType = contentType; self.writer = writer
+    init(name: String, originalName: String, contentType: String, writer: any FileWriter) {
+        self.name = name; self.originalName = originalName; self.contentType = contentType; self.writer = writer
     }
 
     public var byteCount: Int64 { writer.byteCount }
 
     /// Appends body bytes. - Throws: 130 when the disk write fails.
     public func write(_ bytes: UnsafeRawBufferPointer) throws(ParseError) {
+        if firstBytes.count < FileService.sniffBytes {
+            firstBytes.append(contentsOf: bytes.prefix(FileService.sniffBytes - firstBytes.count))
+        }
         digest.update(bytes)
         try writer.write(bytes)
     }

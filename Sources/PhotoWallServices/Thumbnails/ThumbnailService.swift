@@ -42,7 +42,8 @@ public final class ThumbnailService: Sendable {
     /// When `body` sets `image` to a File: the derived fields (`thumbnail`, `display`, `width`,
     /// `height`) in wire form, and an undo that deletes the made files. When it deletes `image`,
     /// the derived fields are deleted too.
-    /// - Throws: 111 `Unsupported image type: …` / `Image too large: …` / `Corrupt … image: …` /
+    /// - Throws: 111 when the file was sent with an image type its bytes contradict (`FileService.imageTypeMismatch`);
+    ///   111 `Unsupported image type: …` / `Image too large: …` / `Corrupt … image: …` /
     ///   `Truncated … image: …` (the imaging module's sentences) for input the thumbnailer refuses; 130 when the image file doesn't exist or storing fails.
     public func thumbnailFields(for body: [String: JSON]) throws(ParseError) -> SaveHookOutcome {
         guard let image = body["image"] else { return SaveHookOutcome() }
@@ -53,9 +54,11 @@ public final class ThumbnailService: Sendable {
         guard image.parseType == "File", let name = image["name"]?.stringValue else {
             throw ParseError(.incorrectType, "WallImage.image must be a File.")
         }
-        guard let (_, location) = try files.lookup(name: name) else {
+        guard let (record, location) = try files.lookup(name: name) else {
             throw ParseError(.fileSaveError, "The image file \(name) does not exist.")
         }
+        // A wall image is what it says it is: a file whose declared type its bytes contradict is refused.
+        if let mismatch = FileService.imageTypeMismatch(record) { throw mismatch }
         let made = try render(path: location.path, name: name)
         let base = Self.baseName(name)
         var stored: [String] = []

@@ -34,6 +34,9 @@ public final class UploadAppend: @unchecked Sendable {
     let running: ResumableSHA256?
     var received: Int64 = 0
     var failure: ParseError?
+    /// The upload's first bytes (up to `FileService.sniffBytes`), kept as they stream when this request
+    /// starts at offset 0, for the type sniffer.
+    var firstBytes: [UInt8] = []
     /// Whether the request has ended (finish, abort or preemption started), and when the last body
     /// bytes arrived.
     let phase = Mutex(Phase())
@@ -67,6 +70,9 @@ public final class UploadAppend: @unchecked Sendable {
             } catch {
                 failure = error
                 throw error
+            }
+            if record.offset == 0, firstBytes.count < FileService.sniffBytes {
+                firstBytes.append(contentsOf: bytes.prefix(FileService.sniffBytes - firstBytes.count))
             }
             expected?.0.update(bytes)
             running?.update(bytes)
@@ -158,6 +164,10 @@ public final class UploadAppend: @unchecked Sendable {
         }
         let (size, state) = try writer.sync()
         var u = record
+        if record.offset == 0, size > 0 {
+            // The first bytes of the upload: the stored type comes from them for the image types we know.
+            u.contentType = FileService.storedType(declared: u.contentType, firstBytes: Array(firstBytes.prefix(Int(size)))).type
+        }
         u.offset = size
         u.partState = state
         u.digestState = running?.state

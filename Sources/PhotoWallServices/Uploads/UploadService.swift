@@ -67,7 +67,7 @@ public final class UploadService: Sendable {
         }
         let name = metadata["filename"] ?? metadata["name"] ?? "file"
         try FileService.validate(name: name)
-        let type = metadata["filetype"] ?? metadata["contentType"] ?? metadata["type"]
+        let type = Self.declaredType(metadata)
         let now = ParseDate.now()
         var record = UploadRecord(id: Crypto.randomBytes(16).hexString, owner: owner, length: length, offset: 0,
                                   fileName: name, contentType: type ?? "", metadata: metadata, createdAt: now,
@@ -85,8 +85,15 @@ public final class UploadService: Sendable {
 
     /// The Parse file name a finished upload gets: the upload's own random id is the name's 32-hex
     /// prefix, so it is known from the start and redoing an interrupted completion lands on it again.
+    /// (From the declared type, not the stored one, which the first bytes may change: the name is fixed
+    /// at creation, where the S3 store starts its multipart upload.)
     static func finalName(of u: UploadRecord) -> String {
-        u.completedName ?? FileService.storedName(for: u.fileName, contentType: u.contentType.isEmpty ? nil : u.contentType, prefix: u.id)
+        u.completedName ?? FileService.storedName(for: u.fileName, contentType: declaredType(u.metadata), prefix: u.id)
+    }
+
+    /// The type the client declared in `Upload-Metadata` (`filetype`, `contentType` or `type`), if any.
+    static func declaredType(_ metadata: [String: String]) -> String? {
+        (metadata["filetype"] ?? metadata["contentType"] ?? metadata["type"]).flatMap { $0.isEmpty ? nil : $0 }
     }
 
     // MARK: state
@@ -105,22 +112,29 @@ public final class UploadService: Sendable {
         return u
     }
 
-    /// A completion interrupted by a crash is finished by the next request that sees it, under the
-    /// lease (when another request holds it, that one finishes it).
+    /// A completion interrupted by a crash (every byte committed, no file yet) is finished by the next
+    /// request that sees it, under the lease, at once: a lease still held on such an upload belongs
+    /// to the writer that committed the last byte and then died (or, in a cluster, is completing it
+    /// right now: completion is idempotent and lands on the same name, and that writer's own commit
+    /// then fails harmlessly), so it is taken over without waiting for it to lapse. Only a PATCH of
+    /// this process, which is alive and finishes the upload itself, keeps it.
     func finishInterrupted(_ u: UploadRecord) throws -> UploadRecord {
         let token = Crypto.randomBytes(16).hexString
-        guard try claim(u.id, token: token) else { return u }
+        let localWriter = writers.withLock { $0.contains(u.id) }
+        guard try claim(u.id, token: token, takingOver: !localWriter) else { return u }
         defer { try? database.releaseUploadWriter(id: u.id, writer: token) }
         guard let fresh = try database.upload(id: u.id) else { throw UploadError.notFound }
         guard fresh.completedName == nil, let length = fresh.length, fresh.offset == length else { return fresh }
         return try complete(fresh, writer: token)
     }
 
-    /// Takes the database lease (see `DatabaseAdapter.claimUploadWriter`).
-    func claim(_ id: String, token: String) throws(ParseError) -> Bool {
+    /// Takes the database lease (see `DatabaseAdapter.claimUploadWriter`): when it is free or its
+    /// holder showed no progress for `writerStallLimit`, or whoever holds it when `takingOver`.
+    func claim(_ id: String, token: String, takingOver: Bool = false) throws(ParseError) -> Bool {
         let now = ParseDate.now()
         let (seconds, attoseconds) = writerStallLimit.components
-        let stale = ParseDate(millisecondsSince1970: now.millisecondsSince1970 - seconds * 1000 - attoseconds / 1_000_000_000_000_000)
+        let stale = takingOver ? ParseDate(millisecondsSince1970: Int64.max)
+            : ParseDate(millisecondsSince1970: now.millisecondsSince1970 - seconds * 1000 - attoseconds / 1_000_000_000_000_000)
         return try database.claimUploadWriter(id: id, writer: token, now: now, staleBefore: stale)
     }
 
@@ -150,15 +164,13 @@ public final class UploadService: Sendable {
             default: throw UploadError.badRequest("Unsupported checksum algorithm \(parts[0]); use sha1 or sha256.")
             }
         }
+        // The offset first, then the length (tus 1.0.0 §PATCH: a mismatch is 409, as tusd checks it).
+        guard offset == u.offset else { throw UploadError.offsetMismatch(current: u.offset) }
         if let length {
             if let known = u.length, known != length { throw UploadError.badRequest("Upload-Length cannot change.") }
             guard length <= Int64(config.maxUploadBytes), length >= u.offset else { throw UploadError.tooLarge(maximum: config.maxUploadBytes) }
         }
-        if u.isComplete {
-            guard offset == u.offset else { throw UploadError.offsetMismatch(current: u.offset) }
-            throw UploadError.alreadyComplete(u)
-        }
-        guard offset == u.offset else { throw UploadError.offsetMismatch(current: u.offset) }
+        if u.isComplete { throw UploadError.alreadyComplete(u) }
         let locked = writers.withLock { $0.insert(u.id).inserted }
         guard locked else {
             // The holder's connection may be dead without the server knowing: a stalled one gives
@@ -251,9 +263,12 @@ public final class UploadService: Sendable {
             guard let stored = try files.store.location(of: name) else { throw ParseError(.fileSaveError, "The finished upload is missing.") }
             digest = try Self.sha256(ofFile: stored.path)
         }
+        // The type was sniffed from the first bytes when they arrived (`UploadAppend.commit`).
         let type = u.contentType.isEmpty ? (MimeTypes.type(forName: name) ?? "application/octet-stream") : u.contentType
+        let mismatch = FileService.declaredMismatch(declared: Self.declaredType(u.metadata), stored: type)
         do {
-            try database.insertFile(FileRecord(name: name, contentType: type, byteCount: u.offset, sha256: digest, createdAt: ParseDate.now()))
+            try database.insertFile(FileRecord(name: name, contentType: type, byteCount: u.offset, sha256: digest, createdAt: ParseDate.now(),
+                                               originalName: u.fileName, declaredType: mismatch))
         } catch {
             // A duplicate means an interrupted completion already recorded it.
             if error.code != .duplicateValue { throw error }

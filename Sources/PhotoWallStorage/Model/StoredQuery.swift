@@ -60,15 +60,23 @@ public struct StoredQuery: Sendable {
 
 /// Metadata of a stored Parse file.
 public struct FileRecord: Sendable, Equatable {
-    /// `<32 hex>_<original name>`.
+    /// `<32 hex>_<safe form of the client's name>` (ASCII letters, digits, `._-`).
     public var name: String
+    /// The stored type: from the bytes for the image types the sniffer knows, else as declared.
     public var contentType: String
     public var byteCount: Int64
     /// Lowercase hex SHA-256 of the content; the HTTP `ETag` is derived from it.
     public var sha256: String
     public var createdAt: ParseDate
-    public init(name: String, contentType: String, byteCount: Int64, sha256: String, createdAt: ParseDate) {
+    /// The client's own file name (any Unicode), for display; nil for server-made files and older records.
+    public var originalName: String?
+    /// The image type the client declared when it disagreed with the bytes (a GIF sent as
+    /// `image/jpeg`); nil when it agreed or named no image type. A wall image refuses such a file.
+    public var declaredType: String?
+    public init(name: String, contentType: String, byteCount: Int64, sha256: String, createdAt: ParseDate,
+                originalName: String? = nil, declaredType: String? = nil) {
         self.name = name; self.contentType = contentType; self.byteCount = byteCount
         self.sha256 = sha256; self.createdAt = createdAt
+        self.originalName = originalName; self.declaredType = declaredType
     }
 }

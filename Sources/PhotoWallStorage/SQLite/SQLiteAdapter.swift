@@ -54,6 +54,11 @@ public final class SQLiteAdapter: DatabaseAdapter, FriendGraphStore, FeedStore {
         ALTER TABLE _UPLOADS ADD COLUMN writer TEXT;
         ALTER TABLE _UPLOADS ADD COLUMN writerSeenAt INTEGER;
         """,
+        // The client's own file name, and an image type it declared that the bytes contradicted.
+        """
+        ALTER TABLE _FILES ADD COLUMN originalName TEXT;
+        ALTER TABLE _FILES ADD COLUMN declaredType TEXT;
+        """,
     ]
 
     func migrate() throws(ParseError) {
@@ -307,8 +312,9 @@ public final class SQLiteAdapter: DatabaseAdapter, FriendGraphStore, FeedStore {
     public func insertFile(_ r: FileRecord) throws(ParseError) {
         _ = try guarded {
             try db.write { conn in
-                try conn.run("INSERT INTO _FILES(name, contentType, byteCount, sha256, createdAt) VALUES (?,?,?,?,?)",
-                             [.text(r.name), .text(r.contentType), .integer(r.byteCount), .text(r.sha256), .integer(r.createdAt.millisecondsSince1970)])
+                try conn.run("INSERT INTO _FILES(name, contentType, byteCount, sha256, createdAt, originalName, declaredType) VALUES (?,?,?,?,?,?,?)",
+                             [.text(r.name), .text(r.contentType), .integer(r.byteCount), .text(r.sha256), .integer(r.createdAt.millisecondsSince1970),
+                              r.originalName.map { .text($0) } ?? .null, r.declaredType.map { .text($0) } ?? .null])
             }
         }
     }
@@ -316,9 +322,11 @@ public final class SQLiteAdapter: DatabaseAdapter, FriendGraphStore, FeedStore {
     public func file(named name: String) throws(ParseError) -> FileRecord? {
         try guarded {
             try db.read { conn in
-                try conn.query("SELECT name, contentType, byteCount, sha256, createdAt FROM _FILES WHERE name = ?", [.text(name)]).first.map {
+                try conn.query("SELECT name, contentType, byteCount, sha256, createdAt, originalName, declaredType FROM _FILES WHERE name = ?",
+                               [.text(name)]).first.map {
                     FileRecord(name: $0[0].text ?? "", contentType: $0[1].text ?? "application/octet-stream", byteCount: $0[2].integer ?? 0,
-                               sha256: $0[3].text ?? "", createdAt: ParseDate(millisecondsSince1970: $0[4].integer ?? 0))
+                               sha256: $0[3].text ?? "", createdAt: ParseDate(millisecondsSince1970: $0[4].integer ?? 0),
+                               originalName: $0[5].text, declaredType: $0[6].text)
                 }
             }
         }
@@ -397,11 +405,13 @@ public final class SQLiteAdapter: DatabaseAdapter, FriendGraphStore, FeedStore {
         try guarded {
             try db.write { conn in
                 try conn.run("""
-                    UPDATE _UPLOADS SET length = ?, offset = ?, expiresAt = ?, completedName = ?, partState = ?, digestState = ?
+                    UPDATE _UPLOADS SET length = ?, offset = ?, expiresAt = ?, completedName = ?, partState = ?, digestState = ?,
+                        contentType = ?
                     WHERE id = ? AND writer = ?
                     """, [
                     u.length.map { .integer($0) } ?? .null, .integer(u.offset), .integer(u.expiresAt.millisecondsSince1970),
                     u.completedName.map { .text($0) } ?? .null, .text(u.partState), u.digestState.map { .blob($0) } ?? .null,
+                    .text(u.contentType),
                     .text(u.id), .text(writer),
                 ])
             }
