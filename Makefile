@@ -13,7 +13,7 @@ RELEASE_BIN = $(shell $(SWIFT) build -c release --show-bin-path)/photowall
 # load from other tests can't change what they provoke.
 TIMING_SUITES := TusClientTests|CrashTests
 
-.PHONY: all deps deps-test deps-bench venv build release run test test-swift test-python test-browser test-asan test-postgres test-s3 bench clean
+.PHONY: all deps deps-test deps-bench venv build release run test test-swift test-python test-cli test-browser test-asan test-postgres test-s3 bench clean
 
 all: build
 
@@ -51,8 +51,14 @@ test: venv
 	PHOTOWALL_BIN=$(DEBUG_BIN) $(SWIFT) test --skip-build --filter '$(TIMING_SUITES)' 2>&1 | tee .build/swift-test-timing.log; test $${PIPESTATUS[0]} -eq 0
 	$(MAKE) test-postgres
 	PHOTOWALL_BIN=$(DEBUG_BIN) $(PY) -m pytest -q Tests/python
+	PHOTOWALL_BIN=$(DEBUG_BIN) $(PY) -m pytest -q Tests/cli
 	$(MAKE) test-browser
 	$(MAKE) test-asan
+
+## `photowall upload` on a pseudo-terminal at 80 and 120 columns (the live lines, ids, summary, retry notices).
+test-cli: venv
+	$(SWIFT) build
+	PHOTOWALL_BIN=$(DEBUG_BIN) $(PY) -m pytest -q Tests/cli
 
 ## The browser wall in headless Chromium (Selenium): real `photowall serve` and `photowall mock-facebook` on random
 ## ports, phone and desktop window sizes. Screenshots of every step go to .build/artifacts/browser/.

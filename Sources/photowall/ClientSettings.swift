@@ -24,7 +24,7 @@ enum ClientExit {
     /// Ctrl-C or SIGTERM; run the same command again to resume.
     static let interrupted: Int32 = 130
 
-    /// The exit code for a client failure.
+    /// The exit code for a client failure (`ClientFailure(error, …).exitCode`).
     static func code(for e: ClientError) -> Int32 {
         switch e.code {
         case .unauthorized: return notLoggedIn
@@ -35,6 +35,75 @@ enum ClientExit {
         case .badURL: return usage
         case .rejected where e.parseCode == 111: return unsupportedType
         default: return failure
+        }
+    }
+}
+
+/// A failure of a client command as people see it: one line that ends with the next step, the
+/// exit code, and a short `kind` for `--json` events (`not-logged-in`, `unreachable`, …).
+///
+/// Every client command (`login`, `logout`, `upload`, `feed`, `comment`) turns a `ClientError` into
+/// its message here, so the same failure reads the same everywhere.
+struct ClientFailure: Error, Sendable {
+    var message: String
+    var exitCode: Int32
+    var kind: String
+
+    init(message: String, exitCode: Int32, kind: String) {
+        self.message = message; self.exitCode = exitCode; self.kind = kind
+    }
+
+    /// How to log in (to `server`, when it is not the default one).
+    static func howToLogIn(server: String? = nil) -> String {
+        let s = server.map { " --server \($0)" } ?? ""
+        return "log in with `photowall login USERNAME\(s)` or `photowall login --facebook\(s)` (--as NAME with the mock provider)"
+    }
+
+    /// No stored session (`server` nil), or one for another server or app.
+    static func notLoggedIn(server: String? = nil, appId: String? = nil) -> ClientFailure {
+        let target = server.map { " to \($0)" + (appId.map { " as app \($0)" } ?? "") } ?? ""
+        return ClientFailure(message: "not logged in\(target): \(howToLogIn(server: server))", exitCode: ClientExit.notLoggedIn,
+                             kind: "not-logged-in")
+    }
+
+    /// The message and exit code for `e`.
+    ///
+    /// - Parameters:
+    ///   - server: the API root the command talked to (named in "server unreachable at …").
+    ///   - resumable: the command keeps its state (`upload`): the next step is to run it again to resume.
+    init(_ e: ClientError, server: String, resumable: Bool = false) {
+        let again = resumable ? "run the same command again to resume" : "run the command again"
+        let tries = e.attempts > 1 ? " (gave up after \(e.attempts) attempts)" : ""
+        kind = e.code.rawValue
+        exitCode = ClientExit.code(for: e)
+        switch e.code {
+        case .unreachable:
+            message = "server unreachable at \(server)\(tries): check that it runs (photowall serve) and \(again)"
+        case .transport:
+            message = "the connection to \(server) broke\(tries) (\(e.message)): \(again)"
+        case .unauthorized:
+            kind = "not-logged-in"
+            message = "the session is no longer valid: \(Self.howToLogIn())"
+        case .tooLarge:
+            message = "too large" + (e.limitBytes.map { " (the server accepts at most \(UploadDisplay.bytes($0)))" } ?? "")
+                + ": choose a smaller file"
+        case .cancelled:
+            message = "interrupted: \(again)"
+        case .fileError:
+            message = "\(e.message): check the path and that the file is readable"
+        case .badURL:
+            message = "\(e.message): check --server (e.g. \(ClientTarget.defaultServer))"
+        case .serverError:
+            message = "the server failed\(tries) (\(e.message)): see its log, then \(again)"
+        case .rejected where e.parseCode == 111:
+            kind = "unsupported-type"
+            message = "refused by the server (\(e.message)): only JPEG and PNG photos can be posted"
+        case .rejected where e.parseCode == 101:
+            message = "not found (\(e.message)): check the id with `photowall feed`"
+        case .notFound, .gone:
+            message = "the upload is gone from the server (\(e.message)): \(again) to start it afresh"
+        default:
+            message = "\(e.message): \(again)"
         }
     }
 }
@@ -167,4 +236,9 @@ struct ClientTarget {
 func clientFail(_ command: String, _ message: String, _ code: Int32) -> Int32 {
     Terminal.write("photowall \(command): \(message)\n", to: 2)
     return code
+}
+
+/// `failure`'s line on stderr. - Returns: its exit code.
+func clientFail(_ command: String, _ failure: ClientFailure) -> Int32 {
+    clientFail(command, failure.message, failure.exitCode)
 }

@@ -29,7 +29,16 @@ enum FacebookLoginCommand {
             guard let base, let appId else { return ClientExit.failure }
             let token: String
             if let user = o.value("as") {
-                token = try FacebookDialog.approve(base: base, appId: appId, user: user, redirectURI: "http://127.0.0.1/callback", state: state)
+                let approved = Result { () throws(ClientError) -> String in
+                    try FacebookDialog.approve(base: base, appId: appId, user: user, redirectURI: "http://127.0.0.1/callback", state: state)
+                }
+                if case .failure(let refusal) = approved, refusal.httpStatus == 400 {
+                    // The dialog refused the choice (the mock: no such user; or the app id): its page's words, not its HTML.
+                    return clientFail("login", "the Facebook dialog refused to log in as \"\(user)\" (\(refusal.message)): "
+                                      + "give --as a user id or name the provider knows (the mock's are in Samples/facebook/users.json)",
+                                      ClientExit.failure)
+                }
+                token = try approved.get()
             } else {
                 guard let t = try browserLogin(base: base, appId: appId, state: state) else {
                     return clientFail("login", "no answer from the Facebook dialog within 5 minutes", ClientExit.failure)
@@ -47,7 +56,9 @@ enum FacebookLoginCommand {
             Terminal.write("Logged in to \(target.server) as \(me.name ?? me.id) (Facebook \(me.id)).\n", to: 1)
             return ClientExit.ok
         } catch let error as ClientError {
-            return clientFail("login", error.message, ClientExit.code(for: error))
+            var failure = ClientFailure(error, server: target.server)
+            if failure.exitCode == ClientExit.notLoggedIn { failure.exitCode = ClientExit.failure }
+            return clientFail("login", failure)
         } catch {
             return clientFail("login", "\(error)", ClientExit.failure)
         }

@@ -61,9 +61,12 @@ enum LoginCommand {
             Terminal.write("Logged in to \(target.server) as \(session.username).\n", to: 1)
             return ClientExit.ok
         } catch {
-            if error.code == .unreachable { return clientFail("login", "server unreachable at \(target.server)", ClientExit.unreachable) }
-            if error.parseCode == 101 { return clientFail("login", "invalid username or password", ClientExit.failure) }
-            return clientFail("login", error.message, ClientExit.code(for: error) == ClientExit.notLoggedIn ? ClientExit.failure : ClientExit.code(for: error))
+            if error.parseCode == 101 {
+                return clientFail("login", "invalid username or password: check them and run photowall login again", ClientExit.failure)
+            }
+            var failure = ClientFailure(error, server: target.server)
+            if failure.exitCode == ClientExit.notLoggedIn { failure.exitCode = ClientExit.failure }
+            return clientFail("login", failure)
         }
     }
 

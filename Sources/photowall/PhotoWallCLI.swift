@@ -7,21 +7,38 @@ import Glibc
 /// `photowall COMMAND …`: the server and its tools.
 @main
 struct PhotoWallCLI {
-    static let usage = """
-        usage: photowall COMMAND [options]
+    /// `photowall --version` prints `photowall <version>`.
+    static let version = "0.15.0"
 
-        commands:
-          serve       run the Parse-compatible API server (photowall serve --help)
-          thumbnail   make a thumbnail: photowall thumbnail IN OUT [--size N] [--format jpeg|png] [--quality Q]
-          mock-facebook  mock Facebook login and Graph API for development and tests (photowall mock-facebook --help)
-          feed        print your wall: photowall feed [--limit N] [--json]
-          comment     comment on a photo: photowall comment IMAGE_ID TEXT
-          seed-demo   fill a data folder with a demo wall: photowall seed-demo --users N --images M --friends-per-user K
-          samples     render photo-like sample images with EXIF orientations 1-8: photowall samples OUTDIR
-          login       log in and store the session: photowall login [USERNAME] [--password P] [--server URL]
-          logout      end the stored session: photowall logout
-          upload      post photos to the wall (resumable): photowall upload FILE... [--comment TEXT] [--parallel N] [--json]
-          help        show this text
+    static let usage = """
+        usage: photowall COMMAND [options]          (photowall COMMAND --help for a command's options)
+
+        Run a wall:
+          serve          the Parse-compatible API server and the browser wall
+          mock-facebook  mock Facebook login and Graph API for development and tests
+
+        Use a wall from the command line:
+          login          log in and keep the session: photowall login [USERNAME] [--password P]
+                         or with Facebook: photowall login --facebook [--as USER]
+          upload         post photos (resumable): photowall upload FILE... [--comment TEXT] [--parallel N] [--json]
+          feed           your wall, newest first: photowall feed [--limit N] [--urls] [--json]
+          comment        comment on a photo: photowall comment IMAGE_ID TEXT
+          logout         end the stored session
+
+        Tools:
+          thumbnail      make a thumbnail: photowall thumbnail IN OUT [--size N] [--format jpeg|png] [--quality Q]
+          samples        render photo-like sample images with EXIF orientations 1-8: photowall samples OUTDIR
+          seed-demo      fill a data folder with a demo wall: photowall seed-demo --users N --images M --friends-per-user K
+
+        Examples:
+          photowall serve --port 8080                          # the wall on http://127.0.0.1:8080/
+          photowall login --facebook --as "Ann Lee"            # as a mock Facebook user (make run)
+          photowall upload ~/Pictures/*.jpg --comment "Holiday"
+          photowall feed --limit 5
+          photowall comment 8fK2a9QxZp "What a view"
+
+          help, --help   show this text
+          --version      print the version
 
         """
 
@@ -45,6 +62,7 @@ struct PhotoWallCLI {
         case "logout": code = LogoutCommand.run(rest)
         case "upload": code = UploadCommand.run(rest)
         case "help", "--help", "-h": Terminal.write(usage, to: 1); code = 0
+        case "--version", "version": Terminal.write("photowall \(version)\n", to: 1); code = 0
         default:
             Terminal.write("photowall: unknown command '\(command)'\n\n" + usage, to: 2)
             code = 64

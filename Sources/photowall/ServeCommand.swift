@@ -17,8 +17,26 @@ enum ServeCommand {
     static let help = """
         usage: photowall serve [options]
 
+          photowall serve                          # the wall on http://127.0.0.1:1337/, the API under /parse,
+                                                   # SQLite and files in ./Storage
+          photowall serve --port 8080 --data-dir /var/lib/photowall --master-key "$(cat /etc/photowall/master-key)"
+
+        Every option also reads parse-server's environment variable (in parentheses).
+
+        Network:
           --port N               TCP port (PORT; default 1337; 0 picks a free port)
           --host ADDR            IPv4 address to bind (PARSE_SERVER_HOST; default 127.0.0.1)
+          --public-url URL       base of file URLs (PARSE_PUBLIC_SERVER_URL; default http://HOST:PORT/parse)
+          --max-connections N    open connections in total; more wait in the listen backlog (PHOTOWALL_MAX_CONNECTIONS;
+                                 default 4096)
+          --max-connections-per-ip N  open connections per client address; more are closed at once
+                                 (PHOTOWALL_MAX_CONNECTIONS_PER_IP; default 64; 0 = no limit: behind a proxy all
+                                 clients share its address, so raise it or set 0 there)
+          --request-head-timeout S  seconds to send a whole request head, not restarted by each byte
+                                 (PHOTOWALL_REQUEST_HEAD_TIMEOUT; default 10; 0 = none)
+          --worker-threads N     handler threads (PHOTOWALL_WORKER_THREADS; default 32)
+
+        Data:
           --data-dir DIR         database and files (PHOTOWALL_DATA_DIR; default Storage)
           --database URL         postgres://USER@HOST:PORT/DB instead of SQLite in the data dir (PARSE_SERVER_DATABASE_URI)
           --files URL            where file bytes live (PHOTOWALL_FILES_URL; default: the data dir). An S3 bucket:
@@ -28,34 +46,20 @@ enum ServeCommand {
                                  optional AWS_SESSION_TOKEN). Files are served from a local read cache in
                                  DATA_DIR/s3-cache (cache-size default 1 GiB). Resumable uploads become S3 multipart
                                  uploads plus a small tail object; only the chunk being received is spooled in DATA_DIR/uploads
+
+        Keys (parse-server's):
           --app-id ID            application id (PARSE_SERVER_APPLICATION_ID; default photowall)
           --master-key KEY       master key (PARSE_SERVER_MASTER_KEY; default photowall-master)
           --rest-key KEY         require this X-Parse-REST-API-Key (PARSE_SERVER_REST_API_KEY)
           --client-key KEY       require this X-Parse-Client-Key (PARSE_SERVER_CLIENT_KEY)
           --javascript-key KEY   require this X-Parse-Javascript-Key (PARSE_SERVER_JAVASCRIPT_KEY)
-          --public-url URL       base of file URLs (PARSE_PUBLIC_SERVER_URL; default http://HOST:PORT/parse)
+          --allow-client-class-creation   let clients create classes (PARSE_SERVER_ALLOW_CLIENT_CLASS_CREATION)
+
+        Limits:
           --max-upload-size SIZE largest file upload, e.g. 20mb (PARSE_SERVER_MAX_UPLOAD_SIZE; default 20mb)
           --max-json-size SIZE   largest JSON body (PHOTOWALL_MAX_JSON_SIZE; default 1mb)
-          --worker-threads N     handler threads (PHOTOWALL_WORKER_THREADS; default 32)
-          --max-connections N    open connections in total; more wait in the listen backlog (PHOTOWALL_MAX_CONNECTIONS;
-                                 default 4096)
-          --max-connections-per-ip N  open connections per client address; more are closed at once
-                                 (PHOTOWALL_MAX_CONNECTIONS_PER_IP; default 64; 0 = no limit: behind a proxy all
-                                 clients share its address, so raise it or set 0 there)
-          --request-head-timeout S  seconds to send a whole request head, not restarted by each byte
-                                 (PHOTOWALL_REQUEST_HEAD_TIMEOUT; default 10; 0 = none)
-          --thumbnail-size N     longest edge of WallImage.thumbnail in pixels (PHOTOWALL_THUMBNAIL_SIZE; default 256)
-          --display-size N       longest edge of WallImage.display in pixels (PHOTOWALL_DISPLAY_SIZE; default 1080)
-          --facebook-url URL     Graph API base for Facebook login, e.g. http://127.0.0.1:1338/v19.0 (PHOTOWALL_FACEBOOK_URL;
-                                 without it authData.facebook is refused with 252)
-          --facebook-app-id IDS  accepted app ids, comma-separated, checked with GET /app (PHOTOWALL_FACEBOOK_APP_ID)
-          --facebook-app-secret S  app secret for appsecret_proof (PHOTOWALL_FACEBOOK_APP_SECRET)
-          --friend-sync-ttl S    refresh a user's friend list from Facebook after S seconds (PHOTOWALL_FRIEND_SYNC_TTL; default 3600)
-          --wall-visibility V    friends: images and comments seen by the owner and the owner's friends (default);
-                                 public: by everyone (PHOTOWALL_WALL_VISIBILITY)
-          --feed-threshold N     authors (friends + 1) up to which the feed probes per author; above it, it scans by
-                                 time (PHOTOWALL_FEED_THRESHOLD; default 300 on SQLite; on PostgreSQL
-                                 √(0.045 × WallImage rows), about 210 at 1M and 670 at 10M: the measured crossovers)
+
+        Resumable uploads (tus):
           --upload-expiry SECONDS          an unfinished resumable upload expires after this idle time (PHOTOWALL_UPLOAD_EXPIRY; default 86400)
           --upload-reaper-interval SECONDS how often expired uploads are removed (PHOTOWALL_UPLOAD_REAPER_INTERVAL; default 60)
           --upload-orphan-age SECONDS      upload storage no record refers to (a crash between steps; on S3 also
@@ -63,11 +67,28 @@ enum ServeCommand {
                                            this old, at start and hourly (PHOTOWALL_UPLOAD_ORPHAN_AGE; default 86400)
           --upload-stall-timeout SECONDS   a PATCH that received nothing for this long gives way to a newer PATCH
                                            of the same upload (PHOTOWALL_UPLOAD_STALL_TIMEOUT; default 5)
+
+        Photos and the wall:
+          --thumbnail-size N     longest edge of WallImage.thumbnail in pixels (PHOTOWALL_THUMBNAIL_SIZE; default 256)
+          --display-size N       longest edge of WallImage.display in pixels (PHOTOWALL_DISPLAY_SIZE; default 1080)
+          --wall-visibility V    friends: images and comments seen by the owner and the owner's friends (default);
+                                 public: by everyone (PHOTOWALL_WALL_VISIBILITY)
+          --feed-threshold N     authors (friends + 1) up to which the feed probes per author; above it, it scans by
+                                 time (PHOTOWALL_FEED_THRESHOLD; default 300 on SQLite; on PostgreSQL
+                                 √(0.045 × WallImage rows), about 210 at 1M and 670 at 10M: the measured crossovers)
           --web-root DIR         serve the browser wall at / from DIR instead of the shipped files (PHOTOWALL_WEB_ROOT)
+
+        Facebook login:
+          --facebook-url URL     Graph API base for Facebook login, e.g. http://127.0.0.1:1338/v19.0 (PHOTOWALL_FACEBOOK_URL;
+                                 without it authData.facebook is refused with 252)
+          --facebook-app-id IDS  accepted app ids, comma-separated, checked with GET /app (PHOTOWALL_FACEBOOK_APP_ID)
+          --facebook-app-secret S  app secret for appsecret_proof (PHOTOWALL_FACEBOOK_APP_SECRET)
           --facebook-dialog-url URL  the OAuth dialog the browser wall opens (PHOTOWALL_FACEBOOK_DIALOG_URL; default
                                  <facebook-url>/dialog/oauth, or www.facebook.com's for graph.facebook.com)
+          --friend-sync-ttl S    refresh a user's friend list from Facebook after S seconds (PHOTOWALL_FRIEND_SYNC_TTL; default 3600)
+
+        Running:
           --log-level LEVEL      trace|debug|info|notice|warning|error (PARSE_SERVER_LOG_LEVEL; default info)
-          --allow-client-class-creation   let clients create classes (PARSE_SERVER_ALLOW_CLIENT_CLASS_CREATION)
           --stop-on-stdin-eof    shut down gracefully when standard input closes (for supervisors and tests)
 
         """

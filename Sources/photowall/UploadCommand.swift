@@ -16,30 +16,40 @@ import Glibc
 enum UploadCommand {
     static let help = """
         usage: photowall upload FILE... [--comment TEXT] [--server URL] [--app-id ID] [--chunk-size SIZE]
-                                        [--parallel N] [--checksum sha256|sha1|none] [--file-only] [--json]
+                                        [--parallel N] [--max-retries N] [--checksum sha256|sha1|none] [--file-only] [--json]
 
           --comment TEXT      also post TEXT as a WallImageComment on each photo
           --server URL        API root (PHOTOWALL_SERVER; default: the logged-in server, else \(ClientTarget.defaultServer))
           --app-id ID         application id (PARSE_SERVER_APPLICATION_ID; default: the logged-in one, else \(ClientTarget.defaultAppId))
           --chunk-size SIZE   bytes per request, e.g. 4mb, 512k (default 4mb)
           --parallel N        files uploaded at once, 1-64 (default 1)
+          --max-retries N     failed requests in a row retried, with growing waits, before giving up (default 9:
+                              about 45 s); the bytes sent so far stay on the server for the next run
           --checksum ALGO     checksum sent with each chunk (default sha256)
           --file-only         only upload the files (any type) as Parse files; post nothing to the wall
           --json              one JSON event per line on stdout instead of progress bars
 
         Needs `photowall login` first. Files must be JPEG or PNG (checked from their first bytes).
+        On a terminal each file has a live progress line; a finished file prints its WallImage id (for
+        `photowall comment`), and the batch ends with a summary:
+          5 uploaded, 1 refused (too large); 18.1 MiB in 4.2 s
+        A refused file (type, size, unreadable) doesn't stop the others; every refusal is listed at the end.
+        While the server is away the retries show ("server unreachable, retrying in 8 s (attempt 3)").
         Run the same command again after an interruption (Ctrl-C, network, server restart) to resume;
         resume state lives in $XDG_CACHE_HOME/photowall/uploads (default ~/.cache/photowall/uploads).
 
-        Exit codes: 0 done; 1 failed; 2 not logged in (or the session expired); 3 unsupported file type;
-        4 file too large for the server; 5 server unreachable; 64 usage; 66 file missing or unreadable;
-        130 interrupted (resumable).
+        Exit codes: 0 every file posted; else the first failing file's: 1 failed; 2 not logged in (or the
+        session expired); 3 unsupported file type; 4 file too large for the server; 5 server unreachable;
+        64 usage; 66 file missing or unreadable; 130 interrupted (resumable).
 
         """
 
     /// A file that passed the local checks.
     struct Job: Sendable {
+        /// Its position on the command line.
         var index: Int
+        /// Its position among the files that passed the local checks (its display line).
+        var slot = 0
         /// As given on the command line (shown and reported).
         var path: String
         /// Absolute, symlinks resolved (read, and part of the resume key).
@@ -55,6 +65,8 @@ enum UploadCommand {
     struct Context: Sendable {
         var tus: TusClient
         var server: ParseServer
+        /// The API root as given (named in messages).
+        var serverURL: String
         var userId: String
         var userFBId: String
         var comment: String?
@@ -67,19 +79,22 @@ enum UploadCommand {
     static func run(_ args: [String]) -> Int32 {
         let o: Options
         do {
-            o = try Options(args, known: ClientTarget.optionNames.union(["comment", "chunk-size", "parallel", "checksum"]),
+            o = try Options(args, known: ClientTarget.optionNames.union(["comment", "chunk-size", "parallel", "checksum", "max-retries"]),
                             flags: ["json", "help", "file-only"])
         } catch {
             return clientFail("upload", "\(error)", ClientExit.usage)
         }
         if o.flag("help") { Terminal.write(help, to: 1); return 0 }
         let json = o.flag("json")
-        func fail(_ message: String, _ code: Int32, _ kind: String) -> Int32 {
+        func fail(_ f: ClientFailure) -> Int32 {
             if json {
-                Terminal.write(JSON.object(["event": "error", "code": .string(kind), "exitCode": .number(Double(code)),
-                                            "message": .string(message)]).text + "\n", to: 1)
+                Terminal.write(JSON.object(["event": "error", "code": .string(f.kind), "exitCode": .number(Double(f.exitCode)),
+                                            "message": .string(f.message)]).text + "\n", to: 1)
             }
-            return clientFail("upload", message, code)
+            return clientFail("upload", f)
+        }
+        func fail(_ message: String, _ code: Int32, _ kind: String) -> Int32 {
+            fail(ClientFailure(message: message, exitCode: code, kind: kind))
         }
         guard !o.positional.isEmpty else { return fail("no FILE given (photowall upload --help)", ClientExit.usage, "usage") }
         var configuration = TusClient.Configuration()
@@ -92,6 +107,10 @@ enum UploadCommand {
             guard let n = Int(s), (1...64).contains(n) else { return fail("--parallel needs 1-64", ClientExit.usage, "usage") }
             parallel = n
         }
+        if let s = o.value("max-retries") {
+            guard let n = Int(s), (0...1000).contains(n) else { return fail("--max-retries needs 0-1000", ClientExit.usage, "usage") }
+            configuration.retry.maxConsecutiveFailures = n + 1
+        }
         if let s = o.value("checksum") {
             guard let a = ChecksumAlgorithm(rawValue: s) else { return fail("--checksum needs sha256, sha1 or none", ClientExit.usage, "usage") }
             configuration.checksum = a
@@ -100,21 +119,29 @@ enum UploadCommand {
         // 1. Logged in to this server?
         let stored = StoredSession.load()
         let target = ClientTarget(o, session: stored)
-        guard let session = stored else {
-            return fail("not logged in (run photowall login)", ClientExit.notLoggedIn, "not-logged-in")
-        }
+        guard let session = stored else { return fail(.notLoggedIn()) }
         guard session.server == target.server, session.appId == target.appId else {
-            return fail("not logged in to \(target.server) as app \(target.appId) (run photowall login --server \(target.server))",
-                        ClientExit.notLoggedIn, "not-logged-in")
+            return fail(.notLoggedIn(server: target.server, appId: target.appId))
         }
 
-        // 2. Local checks of every file before any byte is sent.
+        // 2. Local checks of every file before any byte is sent; a file refused here is reported
+        //    at the end and the others go on.
         var jobs: [Job] = []
+        var refusals: [Refusal] = []
         for (i, path) in o.positional.enumerated() {
             switch inspect(path, index: i, anyType: o.flag("file-only")) {
             case .success(let job): jobs.append(job)
-            case .failure(let f): return fail(f.message, f.exitCode, f.kind)
+            case .failure(let f):
+                // Listed as "<path>: <message>" at the end, so the message loses its own path prefix.
+                var message = f.message.hasPrefix(path + ": ") ? String(f.message.dropFirst(path.count + 2)) : f.message
+                if f.kind == "file-error" { message += ": check the path and that the file is readable" }
+                refusals.append(Refusal(index: i, path: path, failure: ClientFailure(message: message, exitCode: f.exitCode, kind: f.kind)))
             }
+        }
+
+        if jobs.isEmpty {
+            if json { for r in refusals { jsonError(r) } }
+            return finish(jobs: [], outcomes: [], refusals: refusals, seconds: 0, display: UploadDisplay(mode: json ? .json : .plain, names: []), json: json)
         }
 
         // 3. The server: reachable, its size limit, and whether it still accepts the session.
@@ -123,34 +150,119 @@ enum UploadCommand {
         let me: [String: JSON]
         do {
             let info = try tus.serverInfo()
-            if let max = info.maxSizeBytes, let big = jobs.first(where: { $0.size > max }) {
-                return fail("\(big.path): too large (\(UploadDisplay.bytes(big.size)); the server accepts at most \(UploadDisplay.bytes(max)))",
-                            ClientExit.tooLarge, "too-large")
+            if let max = info.maxSizeBytes {
+                for big in jobs where big.size > max {
+                    refusals.append(Refusal(index: big.index, path: big.path, failure: ClientFailure(
+                        message: "too large (\(UploadDisplay.bytes(big.size)); the server accepts at most \(UploadDisplay.bytes(max))): choose a smaller file",
+                        exitCode: ClientExit.tooLarge, kind: "too-large")))
+                }
+                jobs.removeAll { $0.size > max }
             }
             me = try ParseClient(server: server).currentUser()
         } catch {
-            switch error.code {
-            case .unreachable: return fail("server unreachable at \(target.server)", ClientExit.unreachable, "unreachable")
-            case .unauthorized: return fail("not logged in: the session is no longer valid (run photowall login)", ClientExit.notLoggedIn, "not-logged-in")
-            default: return fail(error.message, ClientExit.code(for: error), error.code.rawValue)
-            }
+            return fail(ClientFailure(error, server: target.server))
         }
-        guard let userId = me["objectId"]?.stringValue else { return fail("the server did not say who is logged in", ClientExit.failure, "protocol-error") }
+        guard let userId = me["objectId"]?.stringValue else {
+            return fail(ClientFailure(message: "the server did not say who is logged in: check --server", exitCode: ClientExit.failure, kind: "protocol-error"))
+        }
         let fbId = me["fbId"]?.stringValue ?? ""
 
         // 4. Upload, `parallel` files at a time; Ctrl-C cancels (and leaves everything resumable).
         Interrupt.install()
+        refusals.sort { $0.index < $1.index }
+        for (n, _) in jobs.enumerated() { jobs[n].slot = n }
         let mode: UploadDisplay.Mode = json ? .json : (isatty(1) == 1 ? .bar : .plain)
-        let context = Context(tus: tus, server: server, userId: userId, userFBId: fbId.isEmpty ? userId : fbId,
-                              comment: o.value("comment"), fileOnly: o.flag("file-only"), display: UploadDisplay(mode: mode, names: jobs.map { displayName($0.path) }),
-                              json: json)
-        let codes = runParallel(jobs, width: parallel) { job in uploadOne(job, context) }
-        if codes.contains(ClientExit.interrupted) || Interrupt.token.isCancelled {
-            Terminal.write("photowall upload: interrupted; run the same command again to resume\n", to: 2)
+        let display = UploadDisplay(mode: mode, names: jobs.map { displayName($0.path) })
+        if json { for r in refusals { jsonError(r) } }
+        let context = Context(tus: tus, server: server, serverURL: target.server, userId: userId, userFBId: fbId.isEmpty ? userId : fbId,
+                              comment: o.value("comment"), fileOnly: o.flag("file-only"), display: display, json: json)
+        let started = ContinuousClock.now
+        let outcomes = runParallel(jobs, width: parallel) { job in uploadOne(job, context) }
+        let elapsed = UploadDisplay.seconds(ContinuousClock.now - started)
+        return finish(jobs: jobs, outcomes: outcomes, refusals: refusals, seconds: elapsed, display: display, json: json)
+    }
+
+    /// The `error` event of a file refused before upload (`--json`).
+    static func jsonError(_ r: Refusal) {
+        Terminal.write(JSON.object(["event": "error", "file": .string(r.path), "code": .string(r.failure.kind),
+                                    "exitCode": .number(Double(r.failure.exitCode)), "message": .string(r.failure.message)]).text + "\n", to: 1)
+    }
+
+    /// A file refused before upload (unreadable, wrong type, too large), reported with the summary.
+    struct Refusal: Sendable {
+        /// Its position on the command line.
+        var index: Int
+        var path: String
+        var failure: ClientFailure
+    }
+
+    /// How one file's upload ended.
+    enum Outcome: Sendable {
+        case uploaded
+        case failed(ClientFailure)
+        /// Not started: Ctrl-C, or the server went away while an earlier file was uploading.
+        case notStarted
+    }
+
+    /// Prints the summary ("5 uploaded, 1 refused (too large); 18.1 MiB in 4.2 s") and every
+    /// refusal and failure on stderr, each with its next step. - Returns: the exit code: 0 when
+    /// every file was posted, 130 after Ctrl-C, else the first failing file's code.
+    static func finish(jobs: [Job], outcomes: [Outcome], refusals: [Refusal], seconds: Double, display: UploadDisplay, json: Bool) -> Int32 {
+        let interrupted = Interrupt.token.isCancelled
+        var uploadedBytes: Int64 = 0, uploaded = 0
+        var failures = refusals
+        var skipped: [Job] = []
+        for (job, outcome) in zip(jobs, outcomes) {
+            switch outcome {
+            case .uploaded: uploaded += 1; uploadedBytes += job.size
+            case .failed(let f) where f.exitCode == ClientExit.interrupted: skipped.append(job)
+            case .failed(let f): failures.append(Refusal(index: job.index, path: job.path, failure: f))
+            case .notStarted: skipped.append(job)
+            }
+        }
+        failures.sort { $0.index < $1.index }
+        // "refused" when the file itself is the problem (type, size, missing); "failed" otherwise.
+        let refusedKinds: Set<String> = ["unsupported-type", "too-large", "file-error"]
+        let refused = failures.filter { refusedKinds.contains($0.failure.kind) }
+        let failed = failures.filter { !refusedKinds.contains($0.failure.kind) }
+        func reasons(_ list: [Refusal]) -> String {
+            var seen: [String] = []
+            for r in list {
+                let label = Self.reasonLabels[r.failure.kind] ?? r.failure.kind.replacingOccurrences(of: "-", with: " ")
+                if !seen.contains(label) { seen.append(label) }
+            }
+            return seen.joined(separator: ", ")
+        }
+        var parts = ["\(uploaded) uploaded"]
+        if !refused.isEmpty { parts.append("\(refused.count) refused (\(reasons(refused)))") }
+        if !failed.isEmpty { parts.append("\(failed.count) failed (\(reasons(failed)))") }
+        if !skipped.isEmpty { parts.append("\(skipped.count) not finished") }
+        let text = parts.joined(separator: ", ") + "; \(UploadDisplay.bytes(uploadedBytes)) in \(UploadDisplay.format(seconds)) s"
+        display.summary(text, json: ["event": "summary", "uploaded": .number(Double(uploaded)), "refused": .number(Double(refused.count)),
+                                     "failed": .number(Double(failed.count)), "notFinished": .number(Double(skipped.count)),
+                                     "totalBytes": .number(Double(uploadedBytes)), "seconds": .number((seconds * 1000).rounded() / 1000)])
+        for r in failures { Terminal.write("photowall upload: \(r.path): \(r.failure.message)\n", to: 2) }
+        if interrupted {
+            Terminal.write("photowall upload: interrupted: run the same command again to resume\n", to: 2)
             return ClientExit.interrupted
         }
-        return codes.first { $0 != ClientExit.ok } ?? ClientExit.ok
+        // The last line when what is left can resume (the server went away, a file was not started).
+        if !skipped.isEmpty || failed.contains(where: { Self.resumableKinds.contains($0.failure.kind) }) {
+            Terminal.write("photowall upload: run the same command again to resume\n", to: 2)
+        }
+        if let first = failures.first { return first.failure.exitCode }
+        return skipped.isEmpty ? ClientExit.ok : ClientExit.failure
     }
+
+    /// Failures after which running again resumes where the server's offset is.
+    static let resumableKinds: Set<String> = ["unreachable", "transport", "server-error", "checksum-mismatch"]
+
+    /// The summary's words for a failure kind.
+    static let reasonLabels: [String: String] = [
+        "unsupported-type": "unsupported type", "too-large": "too large", "file-error": "unreadable",
+        "unreachable": "server unreachable", "transport": "connection broke", "not-logged-in": "session no longer valid",
+        "server-error": "server error",
+    ]
 
     // MARK: one file
 
@@ -208,12 +320,26 @@ enum UploadCommand {
         return out
     }
 
-    /// Uploads one file, then saves its WallImage and comment. - Returns: its exit code.
-    static func uploadOne(_ job: Job, _ c: Context) -> Int32 {
+    /// The retry notice shown while a request is tried again, e.g. "server unreachable, retrying in 8 s (attempt 3)".
+    static func retryNotice(attempt: Int, delaySeconds: Double, error: ClientError) -> String {
+        let what: String
+        switch error.code {
+        case .unreachable: what = "server unreachable"
+        case .transport: what = "connection broke"
+        case .serverError: what = "server error" + (error.httpStatus.map { " \($0)" } ?? "")
+        case .checksumMismatch: what = "checksum refused"
+        default: what = error.httpStatus.map { "HTTP \($0)" } ?? error.code.rawValue
+        }
+        let wait = delaySeconds < 1 ? "\(UploadDisplay.format(delaySeconds)) s" : "\(Int(delaySeconds.rounded())) s"
+        return "\(what), retrying in \(wait) (attempt \(attempt + 1))"
+    }
+
+    /// Uploads one file, then saves its WallImage and comment. - Returns: how it ended.
+    static func uploadOne(_ job: Job, _ c: Context) -> Outcome {
         var state = UploadResumeState.load(server: c.server.baseURL, path: job.absolutePath, size: job.size,
                                            mtimeNanoseconds: job.mtimeNanoseconds)
         let file = JSON.string(job.path)
-        let d = c.display, i = job.index
+        let d = c.display, i = job.slot
         d.start(i, path: job.path, total: job.size)
         do {
             if state.fileName == nil {
@@ -229,8 +355,10 @@ enum UploadCommand {
                     case .restarted(let previous, let reason):
                         d.event(i, ["event": "restarted", "file": file, "previousURL": .string(previous), "reason": .string(reason.message)])
                     case .retrying(let attempt, let delay, let error):
-                        d.event(i, ["event": "retry", "file": file, "attempt": .number(Double(attempt)),
-                                    "delaySeconds": .number((delay * 1000).rounded() / 1000), "error": .string(error.message)])
+                        let notice = retryNotice(attempt: attempt, delaySeconds: delay, error: error)
+                        d.retrying(i, notice: notice, json: ["event": "retry", "file": file, "attempt": .number(Double(attempt)),
+                                                             "delaySeconds": .number((delay * 1000).rounded() / 1000),
+                                                             "error": .string(error.message), "message": .string(notice)])
                     }
                 }, progress: { sent, total in
                     d.progress(i, path: job.path, sent: sent, total: total)
@@ -241,14 +369,18 @@ enum UploadCommand {
             } else {
                 d.progress(i, path: job.path, sent: job.size, total: job.size)
             }
-            d.event(i, ["event": "uploaded", "file": file, "fileName": .string(state.fileName!), "url": .string(state.fileURL ?? "")])
             if c.fileOnly {
+                // Not on a wall: the file's plain URL is served.
+                d.event(i, ["event": "uploaded", "file": file, "fileName": .string(state.fileName!), "url": .string(state.fileURL ?? "")])
                 state.remove()
                 d.finished(i, json: ["event": "done", "file": file, "fileName": .string(state.fileName!), "url": .string(state.fileURL ?? ""),
                                      "totalBytes": .number(Double(job.size))],
-                           summary: "done: \(state.fileName!)")
-                return ClientExit.ok
+                           result: "done: \(state.fileName!)")
+                return .uploaded
             }
+            // The plain URL stops working once the file is on a wall (wall files are served by signed
+            // URLs only): `done` carries the signed ones.
+            d.event(i, ["event": "uploaded", "file": file, "fileName": .string(state.fileName!)])
 
             let parse = try ParseClient(server: c.server)
             let user: JSON = ["__type": "Pointer", "className": "_User", "objectId": .string(c.userId)]
@@ -281,35 +413,29 @@ enum UploadCommand {
             var done: [String: JSON] = ["event": "done", "file": file, "fileName": .string(state.fileName!),
                                         "wallImageId": .string(state.wallImageId!), "totalBytes": .number(Double(job.size))]
             if let id = state.commentId { done["commentId"] = .string(id) }
-            // The file's plain URL stops working once it is on a wall (wall files are served by signed
-            // URLs only): report the signed ones the saved WallImage carries. Best effort.
+            // The signed URLs the saved WallImage carries. Best effort.
             if let saved = try? parse.getObject(className: "WallImage", objectId: state.wallImageId!) {
                 for key in ["image", "thumbnail"] { if let url = saved[key]?["url"] { done[key + "URL"] = url } }
             }
-            let summary = "done: WallImage \(state.wallImageId!)" + (state.commentId.map { ", comment \($0)" } ?? "")
-            d.finished(i, json: done, summary: summary)
-            return ClientExit.ok
+            let result = "done: WallImage \(state.wallImageId!)" + (state.commentId.map { ", comment \($0)" } ?? "")
+            d.finished(i, json: done, result: result)
+            return .uploaded
         } catch {
-            let code = ClientExit.code(for: error)
-            let message: String
-            switch error.code {
-            case .unreachable: message = "server unreachable (\(error.message))"
-            case .cancelled: message = "interrupted"
-            case .rejected where error.parseCode == 111: message = "refused by the server: \(error.message)"
-            default: message = error.message
-            }
-            d.failed(i, path: job.path, code: error.code.rawValue, exitCode: code, message: message)
-            if code != ClientExit.interrupted { Terminal.write("photowall upload: \(job.path): \(message)\n", to: 2) }
-            return code
+            let failure = ClientFailure(error, server: c.serverURL, resumable: true)
+            d.failed(i, path: job.path, failure: failure, short: reasonLabels[failure.kind] ?? failure.kind)
+            return .failed(failure)
         }
     }
 
-    /// Runs `body` for every job on `width` threads. - Returns: each job's exit code, in job order.
-    static func runParallel(_ jobs: [Job], width: Int, _ body: @escaping @Sendable (Job) -> Int32) -> [Int32] {
+    /// Runs `body` for every job on `width` threads; after Ctrl-C, or once a file failed because
+    /// the server is unreachable, the jobs not yet started are left (`.notStarted`).
+    /// - Returns: each job's outcome, in job order.
+    static func runParallel(_ jobs: [Job], width: Int, _ body: @escaping @Sendable (Job) -> Outcome) -> [Outcome] {
         final class Shared: Sendable {
             let next = Mutex(0)
-            let codes: Mutex<[Int32]>
-            init(count: Int) { codes = Mutex([Int32](repeating: ClientExit.ok, count: count)) }
+            let serverGone = Atomic<Bool>(false)
+            let outcomes: Mutex<[Outcome]>
+            init(count: Int) { outcomes = Mutex([Outcome](repeating: .notStarted, count: count)) }
         }
         let shared = Shared(count: jobs.count)
         let group = DispatchGroup()
@@ -318,20 +444,17 @@ enum UploadCommand {
             let thread = Thread {
                 while true {
                     let i: Int = shared.next.withLock { n in defer { n += 1 }; return n }
-                    guard i < jobs.count, !Interrupt.token.isCancelled else { break }
-                    let code = body(jobs[i])
-                    shared.codes.withLock { $0[i] = code }
+                    guard i < jobs.count, !Interrupt.token.isCancelled, !shared.serverGone.load(ordering: .relaxed) else { break }
+                    let outcome = body(jobs[i])
+                    if case .failed(let f) = outcome, f.kind == "unreachable" { shared.serverGone.store(true, ordering: .relaxed) }
+                    shared.outcomes.withLock { $0[i] = outcome }
                 }
                 group.leave()
             }
             thread.start()
         }
         group.wait()
-        if Interrupt.token.isCancelled {
-            // Jobs never started count as interrupted too.
-            return shared.codes.withLock { $0 }.map { $0 == ClientExit.ok ? ClientExit.interrupted : $0 }
-        }
-        return shared.codes.withLock { $0 }
+        return shared.outcomes.withLock { $0 }
     }
 }
 

@@ -336,6 +336,21 @@ import PhotoWallCore
         let overridden = try cli(["login", "--facebook", "--as", user, "--facebook-app-id", "999"] + target,
                                  config: s.dataDir.appendingPathComponent("cli-\(UUID().uuidString.prefix(6))"))
         #expect(overridden.0 != 0)
+        // A user the provider doesn't know: its page's words on one line, not its HTML.
+        let nobody = Process()
+        nobody.executableURL = URL(fileURLWithPath: TestPaths.binary)
+        nobody.arguments = ["login", "--facebook", "--as", "nobody"] + target
+        let nobodyConfig = s.dataDir.appendingPathComponent("cli-\(UUID().uuidString.prefix(6))").path
+        nobody.environment = ["XDG_CONFIG_HOME": nobodyConfig, "XDG_CACHE_HOME": nobodyConfig, "HOME": nobodyConfig]
+        let errors = Pipe()
+        nobody.standardError = errors
+        nobody.standardOutput = FileHandle.nullDevice
+        try nobody.run()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        nobody.waitUntilExit()
+        #expect(nobody.terminationStatus == 1)
+        #expect(stderr == "photowall login: the Facebook dialog refused to log in as \"nobody\" (No fixture user \"nobody\".): "
+                + "give --as a user id or name the provider knows (the mock's are in Samples/facebook/users.json)\n")
         // A server without Facebook login says so.
         let plain = try cli(["login", "--facebook", "--as", user, "--server", sharedServer.baseURL, "--app-id", sharedServer.appId],
                             config: s.dataDir.appendingPathComponent("cli-\(UUID().uuidString.prefix(6))"))

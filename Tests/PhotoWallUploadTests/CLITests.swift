@@ -24,7 +24,7 @@ import Testing
 
             let wrong = try await onThread { try cli.run(["login", name, "--password", "nope", "--server", sharedServer.baseURL, "--app-id", sharedServer.appId]) }
             #expect(wrong.code == 1)
-            #expect(wrong.stderr == "photowall login: invalid username or password\n")
+            #expect(wrong.stderr == "photowall login: invalid username or password: check them and run photowall login again\n")
 
             // The password from standard input (not a terminal).
             let r = try await onThread { try cli.run(["login", name, "--server", sharedServer.baseURL, "--app-id", sharedServer.appId], stdin: "secret\n") }
@@ -66,11 +66,17 @@ import Testing
             let events = r.events
             let kinds = events.compactMap { $0["event"] as? String }
             #expect(kinds.first == "start" && kinds.dropFirst().first == "created")
-            #expect(Array(kinds.suffix(2)) == ["uploaded", "done"])
+            #expect(Array(kinds.suffix(3)) == ["uploaded", "done", "summary"])
+            // The file's plain URL answers 404 once it is on the wall: `uploaded` names the file only.
+            let uploaded = try #require(events.first { $0["event"] as? String == "uploaded" })
+            #expect(uploaded["url"] == nil && uploaded["fileName"] is String)
+            let summary = try #require(events.last)
+            #expect(summary["uploaded"] as? Int == 1 && summary["refused"] as? Int == 0 && summary["failed"] as? Int == 0)
+            #expect(summary["totalBytes"] as? Int == 3 << 20)
             let progress = events.filter { $0["event"] as? String == "progress" }.compactMap { $0["sentBytes"] as? Int }
             #expect(progress == progress.sorted() && Set(progress).count == progress.count, "monotonic")
             #expect(progress.last == 3 << 20 && progress.filter { $0 == 3 << 20 }.count == 1)
-            let done = try #require(events.last)
+            let done = try #require(events.last { $0["event"] as? String == "done" })
             #expect(done["totalBytes"] as? Int == 3 << 20)
             let imageId = try #require(done["wallImageId"] as? String)
             let commentId = try #require(done["commentId"] as? String)
@@ -112,6 +118,7 @@ import Testing
                 #expect(mine.contains { $0.hasPrefix("p\(i).png: 1.0 MiB / 1.0 MiB  100%") }, "\(mine)")
                 #expect(mine.last?.hasPrefix("p\(i).png: done: WallImage ") == true, "\(mine)")
             }
+            #expect(lines.last?.range(of: #"^3 uploaded; 3\.0 MiB in \d+\.\d s$"#, options: .regularExpression) != nil, "\(lines.last ?? "")")
         }
     }
 
@@ -121,7 +128,8 @@ import Testing
             let cli = CLIRunner(home: home)
             let r = try await onThread { try cli.run(["upload", photo, "--server", sharedServer.baseURL]) }
             #expect(r.code == 2)
-            #expect(r.stderr == "photowall upload: not logged in (run photowall login)\n")
+            #expect(r.stderr == "photowall upload: not logged in: log in with `photowall login USERNAME` or `photowall login --facebook` "
+                    + "(--as NAME with the mock provider)\n")
             let json = try await onThread { try cli.run(["upload", photo, "--json"]) }
             #expect(json.code == 2)
             #expect(json.events.first?["code"] as? String == "not-logged-in")
@@ -140,10 +148,14 @@ import Testing
             let photo = try TestFiles.write(TestFiles.paddedPNG(totalBytes: 10_000), named: "a.png", in: home)
             let r = try await onThread { try cli.run(["upload", photo]) }
             #expect(r.code == 5)
-            #expect(r.stderr == "photowall upload: server unreachable at \(dead)\n")
+            #expect(r.stderr == "photowall upload: server unreachable at \(dead): check that it runs (photowall serve) and run the command again\n")
             let login = try await onThread { try cli.run(["login", "x", "--password", "y", "--server", dead]) }
             #expect(login.code == 5)
-            #expect(login.stderr == "photowall login: server unreachable at \(dead)\n")
+            #expect(login.stderr == "photowall login: server unreachable at \(dead): check that it runs (photowall serve) and run the command again\n")
+            // feed and comment say the same, not libcurl's words.
+            let feed = try await onThread { try cli.run(["feed"]) }
+            #expect(feed.code == 5)
+            #expect(feed.stderr == "photowall feed: server unreachable at \(dead): check that it runs (photowall serve) and run the command again\n")
         }
     }
 
@@ -155,13 +167,14 @@ import Testing
             let r = try await onThread { try cli.run(["upload", gif]) }
             #expect(r.code == 3)
             #expect(r.stderr == "photowall upload: \(gif): unsupported type (GIF); only JPEG and PNG can be posted\n")
+            #expect(r.stdout.range(of: #"^0 uploaded, 1 refused \(unsupported type\); 0 B in \d+\.\d s\n$"#, options: .regularExpression) != nil, "\(r.stdout)")
             let r2 = try await onThread { try cli.run(["upload", text]) }
             #expect(r2.code == 3)
             #expect(r2.stderr == "photowall upload: \(text): unsupported type (not an image); only JPEG and PNG can be posted\n")
             #expect(cli.resumeStates.isEmpty, "nothing was started")
             let missing = try await onThread { try cli.run(["upload", home + "/nope.png"]) }
             #expect(missing.code == 66)
-            #expect(missing.stderr == "photowall upload: \(home)/nope.png: No such file or directory\n")
+            #expect(missing.stderr == "photowall upload: \(home)/nope.png: No such file or directory: check the path and that the file is readable\n")
         }
     }
 
@@ -172,7 +185,7 @@ import Testing
             #expect(truncate(big, (20 << 20) + (1 << 20)) == 0)  // sparse: 21 MiB, starts like a PNG
             let r = try await onThread { try cli.run(["upload", big]) }
             #expect(r.code == 4)
-            #expect(r.stderr == "photowall upload: \(big): too large (21.0 MiB; the server accepts at most 20.0 MiB)\n")
+            #expect(r.stderr == "photowall upload: \(big): too large (21.0 MiB; the server accepts at most 20.0 MiB): choose a smaller file\n")
         }
     }
 
@@ -216,13 +229,102 @@ import Testing
             let offset = try #require(resumed["offset"] as? Int)
             #expect(offset > 0 && offset < total)
             #expect(!r.events.contains { $0["event"] as? String == "created" })
-            let done = try #require(r.events.last)
-            #expect(done["event"] as? String == "done")
+            let done = try #require(r.events.last { $0["event"] as? String == "done" })
+            #expect(r.events.last?["event"] as? String == "summary")
             #expect(r.events.filter { $0["event"] as? String == "progress" }.last?["sentBytes"] as? Int == total)
             let image = try await sharedServer.request("GET", "/classes/WallImage/\(done["wallImageId"] as? String ?? "")", key: .master(nil)).json
             let file = try await sharedServer.request("GET", image["image"]?["url"]?.stringValue ?? "", key: .none)
             #expect(TestFiles.sha256(file.body) == (try TestFiles.sha256(ofFile: photo)))
             #expect(cli.resumeStates.isEmpty)
+        }
+    }
+
+    @Test func oneBadFileDoesNotStopTheBatch() async throws {
+        try await withTemporaryDirectory { home in
+            let (cli, _, _) = try await Self.loggedIn(home)
+            let good = try TestFiles.write(TestFiles.paddedPNG(totalBytes: 100_000), named: "good.png", in: home)
+            let gif = try TestFiles.write(Array("GIF89a".utf8) + TestFiles.randomBytes(2000), named: "anim.gif", in: home)
+            let big = try TestFiles.write(TestFiles.paddedPNG(totalBytes: 1000), named: "huge.png", in: home)
+            #expect(truncate(big, 21 << 20) == 0)
+            let other = try TestFiles.write(TestFiles.paddedPNG(totalBytes: 50_000), named: "other.png", in: home)
+            let r = try await onThread { try cli.run(["upload", gif, good, home + "/nope.png", big, other]) }
+            #expect(r.code == 3, "the first refused file's code")
+            let lines = r.stdout.split(separator: "\n")
+            #expect(lines.contains { $0.hasPrefix("good.png: done: WallImage ") }, "\(r.stdout)")
+            #expect(lines.contains { $0.hasPrefix("other.png: done: WallImage ") }, "\(r.stdout)")
+            #expect(lines.last?.range(of: #"^2 uploaded, 3 refused \(unsupported type, unreadable, too large\); 146\.5 KiB in \d+\.\d s$"#,
+                                      options: .regularExpression) != nil, "\(lines.last ?? "")")
+            #expect(r.stderr == """
+                photowall upload: \(gif): unsupported type (GIF); only JPEG and PNG can be posted
+                photowall upload: \(home)/nope.png: No such file or directory: check the path and that the file is readable
+                photowall upload: \(big): too large (21.0 MiB; the server accepts at most 20.0 MiB): choose a smaller file
+
+                """)
+            // --json: an error event per refused file, and the summary last.
+            let json = try await onThread { try cli.run(["upload", gif, other, "--json"]) }
+            #expect(json.code == 3)
+            #expect(json.events.first?["event"] as? String == "error" && json.events.first?["file"] as? String == gif)
+            #expect(json.events.first?["code"] as? String == "unsupported-type")
+            let summary = try #require(json.events.last)
+            #expect(summary["event"] as? String == "summary" && summary["uploaded"] as? Int == 1 && summary["refused"] as? Int == 1)
+        }
+    }
+
+    @Test func versionAndHelp() async throws {
+        try await withTemporaryDirectory { home in
+            let cli = CLIRunner(home: home)
+            let version = try await onThread { try cli.run(["--version"]) }
+            #expect(version.code == 0)
+            #expect(version.stdout.range(of: #"^photowall \d+\.\d+\.\d+\n$"#, options: .regularExpression) != nil, "\(version.stdout)")
+            let help = try await onThread { try cli.run(["--help"]) }
+            #expect(help.code == 0)
+            for heading in ["Run a wall:", "Use a wall from the command line:", "Tools:", "Examples:"] {
+                #expect(help.stdout.contains("\n\(heading)\n"), "\(heading)")
+            }
+            #expect(help.stdout.contains("photowall login --facebook [--as USER]"))
+            let serve = try await onThread { try cli.run(["serve", "--help"]) }
+            #expect(serve.code == 0)
+            let serveLines = serve.stdout.split(separator: "\n", omittingEmptySubsequences: false)
+            #expect(serveLines.prefix(3) == ["usage: photowall serve [options]", "", "  photowall serve                          # the wall on http://127.0.0.1:1337/, the API under /parse,"])
+            for heading in ["Network:", "Data:", "Facebook login:", "Resumable uploads (tus):"] { #expect(serveLines.contains(Substring(heading)), "\(heading)") }
+            let unknown = try await onThread { try cli.run(["nope"]) }
+            #expect(unknown.code == 64)
+            #expect(unknown.stderr.hasPrefix("photowall: unknown command 'nope'\n"))
+            let feed = try await onThread { try cli.run(["feed"]) }
+            #expect(feed.code == 2)
+            #expect(feed.stderr == "photowall feed: not logged in: log in with `photowall login USERNAME` or `photowall login --facebook` "
+                    + "(--as NAME with the mock provider)\n")
+        }
+    }
+
+    @Test func feedForPeople() async throws {
+        try await withTemporaryDirectory { home in
+            let (cli, _, _) = try await Self.loggedIn(home)
+            let photo = try TestFiles.write(TestFiles.paddedPNG(totalBytes: 20_000), named: "beach.png", in: home)
+            let up = try await onThread { try cli.run(["upload", photo, "--comment", "first!", "--json"]) }
+            #expect(up.code == 0, "\(up.stderr)")
+            let imageId = try #require(up.events.last { $0["event"] as? String == "done" }?["wallImageId"] as? String)
+            let caption = try await sharedServer.request("PUT", "/classes/WallImage/\(imageId)", json: ["caption": "Sunset\nat the beach"], key: .master(nil))
+            #expect(caption.status == 200, "\(caption.text)")
+            let feed = try await onThread { try cli.run(["feed", "--limit", "1"]) }
+            #expect(feed.code == 0, "\(feed.stderr)")
+            let lines = feed.stdout.split(separator: "\n").map(String.init)
+            #expect(lines.first == "you · just now · \"Sunset at the beach\" · 1 comment · id \(imageId)", "\(feed.stdout)")
+            #expect(lines.dropFirst().first == "    you: first!")
+            #expect(!feed.stdout.contains("http"), "URLs only with --urls")
+            let urls = try await onThread { try cli.run(["feed", "--limit", "1", "--urls"]) }
+            #expect(urls.stdout.split(separator: "\n").contains { $0.hasPrefix("    http://127.0.0.1:") && $0.contains("sig=") }, "\(urls.stdout)")
+
+            // A session the server no longer accepts reads as in upload.
+            let path = cli.configDir + "/session.json"
+            let stored = try JSON.parse([UInt8](Data(contentsOf: URL(fileURLWithPath: path))))
+            let session: JSON = ["server": stored["server"] ?? .null, "appId": stored["appId"] ?? .null,
+                                 "sessionToken": "r:00000000000000000000000000000000", "username": "x", "objectId": "abcdefghij"]
+            try Data(session.serialized).write(to: URL(fileURLWithPath: path))
+            let stale = try await onThread { try cli.run(["feed"]) }
+            #expect(stale.code == 2)
+            #expect(stale.stderr == "photowall feed: the session is no longer valid: log in with `photowall login USERNAME` or "
+                    + "`photowall login --facebook` (--as NAME with the mock provider)\n")
         }
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 internal import PhotoWallCurl
 import PhotoWallCore
 
@@ -32,7 +33,7 @@ public enum FacebookDialog {
         request.body = .bytes(Array(form.utf8))
         let r = try handle.send(request, timeouts: Timeouts(connectMilliseconds: 5000, stallSeconds: 15))
         guard (300...399).contains(r.status), let location = r.header("Location") else {
-            throw ClientError(.rejected, "The Facebook dialog did not redirect (HTTP \(r.status)): \(String(decoding: r.body.prefix(200), as: UTF8.self))", httpStatus: r.status)
+            throw ClientError(.rejected, pageMessage(r.body) ?? "The Facebook dialog answered HTTP \(r.status) instead of redirecting.", httpStatus: r.status)
         }
         let params = fragmentParameters(location)
         if let error = params["error"] { throw ClientError(.rejected, "Facebook login was refused: \(error)") }
@@ -40,6 +41,22 @@ public enum FacebookDialog {
             throw ClientError(.protocolError, "The Facebook redirect has no access token for this request.")
         }
         return token
+    }
+
+    /// The message of a dialog's error page, as text: its `class="error"` element, else its `<title>`.
+    /// - Returns: nil when the body is not such a page.
+    static func pageMessage(_ body: [UInt8]) -> String? {
+        let html = String(decoding: body.prefix(65_536), as: UTF8.self)
+        for marker in ["class=\"error\"", "<title"] {
+            guard let start = html.range(of: marker), let open = html[start.upperBound...].firstIndex(of: ">") else { continue }
+            let rest = html[html.index(after: open)...]
+            let text = rest[..<(rest.range(of: "</")?.lowerBound ?? rest.endIndex)]
+            let decoded = text.replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&#39;", with: "'")
+                .replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">").replacingOccurrences(of: "&amp;", with: "&")
+            let line = decoded.split(whereSeparator: \.isNewline).joined(separator: " ").trimmingLineSpace()
+            if !line.isEmpty { return String(line.prefix(200)) }
+        }
+        return nil
     }
 
     /// `key=value` pairs of a URL's fragment (or query, when there is no fragment).
