@@ -42,11 +42,13 @@ if port_busy "$FB_PORT"; then
   exit 1
 fi
 
+mkdir -p "$DATA"
 if [ ! -s "$DATA/photowall.sqlite" ]; then
   echo "loading the demo wall into $DATA/ (first run) …"
-  "$BIN" seed-demo --data-dir "$DATA" --fixture Samples/facebook/users.json --photos Samples/photos --images 240 --comments-per-image 2
+  # Varied pictures (subjects, times of day, seasons, frames, EXIF orientations), rendered, not copied.
+  "$BIN" samples "$DATA/demo-photos" --scenes 60 > /dev/null
+  "$BIN" seed-demo --data-dir "$DATA" --fixture Samples/facebook/users.json --photos "$DATA/demo-photos" --images 240 --comments-per-image 2
 fi
-mkdir -p "$DATA"
 LOG="$DATA/demo.log"
 
 ALIVE="$DATA/.demo-alive"   # the FIFO (left by a killed run at worst, and replaced by the next)
@@ -96,7 +98,7 @@ PhotoWall demo is running. Ctrl-C stops it.
   From the CLI  $BIN login --facebook --as "Jonah Lindqvist"$LOGIN_ARGS
                 $BIN feed
                 $BIN upload Samples/photos/landscape_o6.jpg --comment "Hello wall"
-  Data          $DATA/ (photowall.sqlite and the photos); delete it for a fresh demo wall.
+  Data          $DATA/ (photowall.sqlite, the photos, demo-photos/ they came from); delete it for a fresh demo wall.
   Logs          warnings only; every request: make run ARGS='--log-level info'. Start-up details: $LOG
   Mock Facebook http://127.0.0.1:$FB_PORT/ (app id $APP_ID; PHOTOWALL_FACEBOOK_PORT picks another port)
 

@@ -1,40 +1,62 @@
-internal import CTurboJPEG
 import PhotoWallCore
+import PhotoWallImaging
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// `photowall samples OUTDIR [--width W] [--height H]`: renders photo-like test images made by the
-/// project itself — a landscape (sky gradient, sun, hills, grain) stored under each EXIF
-/// orientation 1–8, so that after applying the orientation every file shows the same upright
-/// scene (like camera photos taken with the phone held in different ways).
+/// `photowall samples OUTDIR [--width W] [--height H] [--scenes N]`: renders photo-like test images
+/// made by the project itself.
 ///
-/// Files: `landscape_o1.jpg` … `landscape_o8.jpg` (stored pixels transformed by the inverse of the
-/// orientation, with an APP1 EXIF segment carrying the tag), JPEG quality 88, 4:2:0.
+/// - Always: a landscape (sky gradient, sun, hills, grain) stored under each EXIF orientation 1–8, so
+///   that after applying the orientation every file shows the same upright W x H scene (like camera
+///   photos taken with the phone held in different ways): `landscape_o1.jpg` … `landscape_o8.jpg`.
+/// - With `--scenes N`: N different pictures for a demo wall (`SampleScene`): mountains, sea, city,
+///   forest, meadow and lake at dawn, noon, sunset and night in the four seasons, as landscape,
+///   portrait and square frames (longest edge max(W, H)), stored under orientations 1–8 in turn:
+///   `scene_003_city_night_spring_square_o3.jpg`, ….
+///
+/// Every file: stored pixels transformed by the inverse of its orientation, an APP1 EXIF segment
+/// carrying the tag, JPEG quality 88, 4:2:0 (PhotoWallImaging's encoder).
 enum SamplesCommand {
+    static let usage = "usage: photowall samples OUTDIR [--width W] [--height H] [--scenes N]"
+
     static func run(_ args: [String]) -> Int32 {
         do {
-            let o = try Options(args, known: ["width", "height"])
-            guard let dir = o.positional.first else { throw UsageError(description: "usage: photowall samples OUTDIR [--width W] [--height H]") }
+            let o = try Options(args, known: ["width", "height", "scenes"])
+            guard let dir = o.positional.first else { throw UsageError(description: usage) }
             let w = Int(o.value("width") ?? "1200") ?? 0, h = Int(o.value("height") ?? "800") ?? 0
             guard (16...8000).contains(w), (16...8000).contains(h) else { throw UsageError(description: "width and height must be 16–8000") }
-            if mkdir(dir, 0o755) != 0 && errno != EEXIST { throw UsageError(description: "cannot create \(dir)") }
+            let scenes = Int(o.value("scenes") ?? "0") ?? -1
+            guard (0...10_000).contains(scenes) else { throw UsageError(description: "--scenes needs 0–10000") }
+            guard ClientPaths.makeDirectories(dir, mode: 0o755) else { throw UsageError(description: "cannot create \(dir)") }
             let upright = renderLandscape(width: w, height: h, seed: 20261130)
             for orientation in 1...8 {
-                let (pixels, sw, sh) = storedPixels(upright, width: w, height: h, orientation: orientation)
-                var jpeg = try encodeJPEG(pixels, width: sw, height: sh, quality: 88)
-                insertEXIF(orientation: orientation, into: &jpeg)
-                let path = "\(dir)/landscape_o\(orientation).jpg"
-                guard let f = fopen(path, "wb") else { throw UsageError(description: "cannot write \(path)") }
-                _ = jpeg.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, f) }
-                fclose(f)
-                Terminal.write("\(path) \(sw)x\(sh) orientation \(orientation)\n", to: 1)
+                try write(upright, width: w, height: h, orientation: orientation, to: "\(dir)/landscape_o\(orientation).jpg")
+            }
+            for i in 0..<scenes {
+                let scene = SampleScene(index: i, seed: 20261202)
+                let (sw, sh) = scene.size(longestEdge: max(w, h))
+                let orientation = i % 8 + 1
+                let number = String(repeating: "0", count: max(0, 3 - String(i + 1).count)) + String(i + 1)
+                try write(scene.render(width: sw, height: sh), width: sw, height: sh, orientation: orientation,
+                          to: "\(dir)/scene_\(number)_\(scene.name)_o\(orientation).jpg")
             }
             return 0
         } catch {
             Terminal.write("photowall samples: \(error)\n", to: 2)
             return error is UsageError ? 64 : 1
         }
+    }
+
+    /// Stores the upright RGB picture as a JPEG under EXIF `orientation` at `path`.
+    static func write(_ upright: [UInt8], width w: Int, height h: Int, orientation: Int, to path: String) throws {
+        let (pixels, sw, sh) = storedPixels(upright, width: w, height: h, orientation: orientation)
+        var jpeg = try ImageEncoding.jpeg(rgb: pixels, width: sw, height: sh, quality: 88)
+        insertEXIF(orientation: orientation, into: &jpeg)
+        guard let f = fopen(path, "wb") else { throw UsageError(description: "cannot write \(path)") }
+        let written = jpeg.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, f) }
+        guard fclose(f) == 0, written == jpeg.count else { throw UsageError(description: "cannot write \(path)") }
+        Terminal.write("\(path) \(sw)x\(sh) orientation \(orientation)\n", to: 1)
     }
 
     /// An RGB landscape: sky gradient, a sun with a soft edge, two hill layers, fine grain.
@@ -95,20 +117,6 @@ enum SamplesCommand {
             }
         }
         return (out, sw, sh)
-    }
-
-    static func encodeJPEG(_ rgb: [UInt8], width: Int, height: Int, quality: Int) throws -> [UInt8] {
-        guard let tj = tjInitCompress() else { throw UsageError(description: "tjInitCompress failed") }
-        defer { tjDestroy(tj) }
-        var buf: UnsafeMutablePointer<UInt8>?
-        var size: UInt = 0
-        let rc = rgb.withUnsafeBufferPointer {
-            tjCompress2(tj, $0.baseAddress, Int32(width), 0, Int32(height), Int32(TJPF_RGB.rawValue), &buf, &size,
-                        Int32(TJSAMP_420.rawValue), Int32(quality), 0)
-        }
-        defer { tjFree(buf) }
-        guard rc == 0, let buf else { throw UsageError(description: "JPEG encoding failed") }
-        return Array(UnsafeBufferPointer(start: buf, count: Int(size)))
     }
 
     /// Inserts `APP1 "Exif\0\0"` with a little-endian TIFF holding one IFD0 entry, Orientation

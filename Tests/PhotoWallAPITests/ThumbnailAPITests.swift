@@ -2,6 +2,7 @@ import Foundation
 import PhotoWallTesting
 import Testing
 import PhotoWallCore
+import PhotoWallCrypto
 
 /// Saving a `WallImage` with an `image` makes its `thumbnail` and `display` files on the server.
 @Suite struct ThumbnailAPITests {
@@ -95,6 +96,34 @@ import PhotoWallCore
             let size = try #require(jpegSize(thumb.body))
             #expect(size.0 == 256 && size.1 == 171, "orientation \(o): \(size)")
         }
+    }
+
+    /// `photowall samples --scenes N` (the demo wall's photos): different subjects, times of day and
+    /// seasons, in landscape, portrait and square frames, stored under every EXIF orientation, each
+    /// coming out upright at its frame's size.
+    @Test func generatedScenesVaryAndComeOutUpright() async throws {
+        let dir = s.dataDir.appendingPathComponent("scenes-\(UUID().uuidString.prefix(6))")
+        #expect(try runProcess(TestPaths.binary, ["samples", dir.path, "--width", "300", "--height", "200", "--scenes", "12"]).status == 0)
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix("scene_") }.sorted()
+        #expect(names.count == 12)
+        let parts = names.map { $0.dropLast(4).split(separator: "_").map(String.init) }  // scene NNN subject time season frame oK
+        #expect(Set(parts.map { $0[2] }) == ["mountains", "sea", "city", "forest", "meadow", "lake"])
+        #expect(Set(parts.map { $0[3] }) == ["dawn", "noon", "sunset", "night"])
+        #expect(Set(parts.map { $0[4] }) == ["spring", "summer", "autumn", "winter"])
+        #expect(Set(parts.map { $0[5] }) == ["landscape", "portrait", "square"])
+        #expect(Set(parts.map { $0[6] }) == Set((1...8).map { "o\($0)" }))
+        let (_, token) = try await s.signUp()
+        var digests: Set<String> = []
+        for (name, p) in zip(names, parts) {
+            let photo = try Data(contentsOf: dir.appendingPathComponent(name))
+            digests.insert(Digest.hash(.sha256, [UInt8](photo)).hexString)
+            let up = try await s.request("POST", "/files/scene.jpg", body: photo, key: .session(token), headers: ["Content-Type": "image/jpeg"])
+            let file = try #require(up.json["name"]?.stringValue)
+            let c = try await s.request("POST", "/classes/WallImage", json: ["image": ["__type": "File", "name": .string(file)]], key: .session(token))
+            let expected: (Int, Int) = p[5] == "landscape" ? (300, 200) : p[5] == "portrait" ? (200, 300) : (300, 300)
+            #expect(c.json["width"]?.intValue == expected.0 && c.json["height"]?.intValue == expected.1, "\(name): \(c.text)")
+        }
+        #expect(digests.count == 12, "twelve different pictures")
     }
 
     @Test func missingImageFileIsRefused() async throws {
