@@ -14,6 +14,8 @@ enum FacebookLoginCommand {
     static func run(_ o: Options) -> Int32 {
         let target = ClientTarget(o, session: StoredSession.load())
         let state = ParseIdentifier.hex(byteCount: 12)
+        // Named in "server unreachable at …": the provider while its dialog and /me are asked.
+        var talkingTo = target.server
         do {
             // The provider: the flags (or their variables), else what the server publishes for its web page.
             var base = o.value("facebook-url", env: ["PHOTOWALL_FACEBOOK_URL"])
@@ -27,6 +29,7 @@ enum FacebookLoginCommand {
                 appId = appId ?? published.appId
             }
             guard let base, let appId else { return ClientExit.failure }
+            talkingTo = base
             let token: String
             if let user = o.value("as") {
                 let approved = Result { () throws(ClientError) -> String in
@@ -46,6 +49,7 @@ enum FacebookLoginCommand {
                 token = t
             }
             let me = try FacebookDialog.me(base: base, token: token)
+            talkingTo = target.server
             let client = try ParseClient(server: target.parseServer())
             let expires = ParseDate(millisecondsSince1970: ParseDate.now().millisecondsSince1970 + 60 * 86_400_000)
             let session = try client.logIn(authData: ["facebook": ["id": .string(me.id), "access_token": .string(token),
@@ -56,8 +60,12 @@ enum FacebookLoginCommand {
             Terminal.write("Logged in to \(target.server) as \(me.name ?? me.id) (Facebook \(me.id)).\n", to: 1)
             return ClientExit.ok
         } catch let error as ClientError {
-            var failure = ClientFailure(error, server: target.server)
+            var failure = ClientFailure(error, server: talkingTo)
             if failure.exitCode == ClientExit.notLoggedIn { failure.exitCode = ClientExit.failure }
+            if error.code == .unreachable, talkingTo != target.server {
+                failure.message = "the Facebook provider is unreachable at \(talkingTo): check that it runs "
+                    + "(make run starts the mock one; or photowall mock-facebook) and run the command again"
+            }
             return clientFail("login", failure)
         } catch {
             return clientFail("login", "\(error)", ClientExit.failure)

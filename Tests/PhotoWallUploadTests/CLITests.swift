@@ -152,6 +152,12 @@ import Testing
             let login = try await onThread { try cli.run(["login", "x", "--password", "y", "--server", dead]) }
             #expect(login.code == 5)
             #expect(login.stderr == "photowall login: server unreachable at \(dead): check that it runs (photowall serve) and run the command again\n")
+            // An unreachable Facebook provider is named as such.
+            let fbDead = "http://127.0.0.1:\(freePort())"
+            let fb = try await onThread { try cli.run(["login", "--facebook", "--as", "x", "--facebook-url", fbDead, "--facebook-app-id", "1", "--server", dead]) }
+            #expect(fb.code == 5)
+            #expect(fb.stderr == "photowall login: the Facebook provider is unreachable at \(fbDead): check that it runs "
+                    + "(make run starts the mock one; or photowall mock-facebook) and run the command again\n")
             // feed and comment say the same, not libcurl's words.
             let feed = try await onThread { try cli.run(["feed"]) }
             #expect(feed.code == 5)
