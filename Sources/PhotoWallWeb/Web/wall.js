@@ -229,9 +229,12 @@ export class Wall {
         where: { imageObjectId: image.objectId }, order: 'createdAt', include: 'user', limit: '1000',
       });
       const comments = results.map((c) => ({ ...c, user: c.user ? { objectId: c.user.objectId, name: c.user.name ?? c.user.username } : null }));
+      const hadFocus = document.activeElement === node.querySelector('.more-comments');
       this.showComments(node, image, comments, results.length, true);
       this.setStatus(node, '');
-      node.querySelector('.comment-list li:first-child')?.setAttribute('tabindex', '-1');
+      // The button is gone: keep a keyboard user's place on the first comment.
+      const first = node.querySelector('.comment-list li');
+      if (hadFocus && first) { first.tabIndex = -1; first.focus(); }
     } catch (e) {
       if (!this.onAuthError(e)) this.setStatus(node, `Comments could not be loaded: ${e.message}`, 'error');
     }
