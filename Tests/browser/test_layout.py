@@ -97,6 +97,12 @@ new PerformanceObserver((list) => {
 """
 
 
+def page_errors(driver):
+    """JavaScript errors and CSP refusals the page logged since the last call (Chromium's own /favicon.ico
+    probe aside: the page names favicon.svg)."""
+    return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE" and "/favicon.ico " not in e["message"]]
+
+
 def test_wall_uses_the_width_and_keeps_photos_whole(stack, browser):
     d = browser(WIDE)
     session = login(d, stack, D, "10-layout")
@@ -160,6 +166,10 @@ def test_wall_uses_the_width_and_keeps_photos_whole(stack, browser):
     status, obj, _ = rest(stack, "GET", f"/classes/WallImage/{captioned}")
     assert when.get_attribute("datetime") == obj["createdAt"]
     assert re.search(r"\b20\d\d\b", when.get_attribute("title")), when.get_attribute("title")
+    # The relative times are kept current (every 30 s, and when the page is shown again).
+    d.execute_script("arguments[0].dateTime = new Date(Date.now() - 3 * 60000 - 5000).toISOString();"
+                     "document.dispatchEvent(new Event('visibilitychange'))", when)
+    assert when.text == "3 min ago"
     # The caption, the two latest comments and "View all 4 comments".
     assert card.find_element(By.CSS_SELECTOR, ".caption-text").text == "Sunday walk"
     assert card.find_element(By.CSS_SELECTOR, ".caption-who").text == D["name"]
@@ -189,6 +199,7 @@ def test_wall_uses_the_width_and_keeps_photos_whole(stack, browser):
     assert not status_line.is_displayed() and status_line.rect["height"] == 0
     assert card.rect["height"] < height_with_status, "the card got its height back"
     assert card.find_elements(By.CSS_SELECTOR, ".comment-text")[-1].text == "Lovely light"
+    assert page_errors(d) == []
 
 
 def test_viewer_steps_with_the_arrow_keys(stack, browser):
@@ -219,6 +230,7 @@ def test_viewer_steps_with_the_arrow_keys(stack, browser):
     active = d.switch_to.active_element
     assert active.get_attribute("class") == "thumb"
     assert d.execute_script("return arguments[0].closest('article').dataset.objectId", active) == ids[2]
+    assert page_errors(d) == []
 
 
 def tus_status(stack, url):
