@@ -152,6 +152,19 @@ def test_wall_uses_the_width_and_keeps_photos_whole(stack, browser):
     header = d.find_element(By.CSS_SELECTOR, "header.top").rect
     assert header["height"] < 80, f"the top bar stays one line on a phone: {header}"
     shot(d, "10-layout-390")
+    # The viewer fits the phone, its buttons on screen.
+    thumb = d.find_element(By.CSS_SELECTOR, f"#photo-{portrait} .thumb")
+    d.execute_script("arguments[0].scrollIntoView({block:'center'})", thumb)
+    thumb.click()
+    wait(d).until(EC.visibility_of_element_located((By.ID, "viewer")))
+    big = d.find_element(By.ID, "viewer-img")
+    wait(d).until(lambda _: d.execute_script("return arguments[0].complete && arguments[0].naturalWidth", big) > 0)
+    for b in ("viewer-prev", "viewer-close"):
+        r = d.find_element(By.ID, b).rect
+        assert 0 <= r["x"] and r["x"] + r["width"] <= PHONE_390[0], (b, r)
+    shot(d, "10-layout-390-viewer")
+    ActionChains(d).send_keys(Keys.ESCAPE).perform()
+    wait(d).until(EC.invisibility_of_element_located((By.ID, "viewer")))
 
     # People and time: initials on a colour, the same for the same person; a relative time with the date on hover.
     card = d.find_element(By.ID, f"photo-{captioned}")

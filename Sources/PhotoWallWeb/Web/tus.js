@@ -1,8 +1,9 @@
-// A small tus 1.0.0 client (creation, HEAD to resume, PATCH in chunks, sha256 checksums when the page
-// is a secure context). The upload URL is kept in localStorage under the file's fingerprint
-// (name, size, lastModified), so choosing the same file again after a reload or a dropped network
-// resumes from the offset the server reports instead of sending everything again (upload.js keeps the
-// file itself in IndexedDB, so after a reload that happens without choosing it again).
+// A small tus 1.0.0 client (creation, HEAD to resume, PATCH in chunks, termination, sha256 checksums when the
+// page is a secure context). Every request retries network failures and busy answers with backoff, and tells
+// about each retry before waiting (the page shows a countdown). The upload URL is kept in localStorage under
+// the file's fingerprint (name, size, lastModified), so choosing the same file again after a reload or a
+// dropped network resumes from the offset the server reports instead of sending everything again (upload.js
+// keeps the file itself in IndexedDB, so after a reload that happens without choosing it again).
 
 import { ApiError } from './api.js';
 
