@@ -42,7 +42,8 @@ enum ServeCommand {
           --max-connections-per-ip N  open connections per client address; more are closed at once
                                  (PHOTOWALL_MAX_CONNECTIONS_PER_IP; default 64; 0 = no limit: behind a proxy all
                                  clients share its address, so raise it or set 0 there)
-          --request-head-timeout S  seconds to send a whole request head, not restarted by each byte
+          --request-head-timeout S  seconds to send a whole request head, not restarted by each byte (on a
+                                 kept-alive connection counted after the 30 s idle timeout)
                                  (PHOTOWALL_REQUEST_HEAD_TIMEOUT; default 10; 0 = none)
           --thumbnail-size N     longest edge of WallImage.thumbnail in pixels (PHOTOWALL_THUMBNAIL_SIZE; default 256)
           --display-size N       longest edge of WallImage.display in pixels (PHOTOWALL_DISPLAY_SIZE; default 1080)
