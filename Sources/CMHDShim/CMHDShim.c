@@ -19,9 +19,10 @@
 typedef struct ShimConnection {
     struct ShimConnection *prev, *next;
     int fd;
-    /* When the head now awaited began to be awaited (monotonic ms): the connection's start, then the
-       end of each request on a kept-alive connection. 0 while a request is between its head and its
-       completion (the head is in, so no deadline applies). */
+    /* When the deadline for the head now awaited starts (monotonic ms): the connection's start; on a
+       kept-alive connection, the end of the previous request plus the idle timeout (an idle connection
+       is the idle timeout's to close; one trickling its next head gets the deadline after that). 0
+       while a request is between its head and its completion (the head is in: no deadline). */
     atomic_llong awaiting_since_ms;
     int shut_down; /* the watchdog shut its socket down (under heads_lock) */
 } ShimConnection;
@@ -46,6 +47,7 @@ struct CMHDShim_Daemon {
        its fd, and the watchdog shuts sockets down only under the same lock, so it never touches a
        descriptor number that was reused by another connection. */
     unsigned int head_timeout_ms;
+    long long keep_alive_grace_ms; /* the idle timeout, in ms */
     pthread_mutex_t heads_lock;
     pthread_cond_t heads_wake;
     ShimConnection *heads;
@@ -149,12 +151,12 @@ static enum MHD_Result shim_access(void *cls, struct MHD_Connection *c, const ch
     return d->access_handler(d->access_handler_cls, c, url, method, version, upload_data, upload_data_size, req_cls);
 }
 
-/* The request-completed callback MHD calls: a kept-alive connection now awaits its next head, so its
-   deadline starts again; then the configured callback. */
+/* The request-completed callback MHD calls: a kept-alive connection now awaits its next head, whose
+   deadline starts once the idle timeout has passed; then the configured callback. */
 static void shim_completed(void *cls, struct MHD_Connection *c, void **req_cls, enum MHD_RequestTerminationCode toe) {
     CMHDShim_Daemon *d = (CMHDShim_Daemon *) cls;
     ShimConnection *sc = shim_connection_of(d, c);
-    if (sc != NULL) atomic_store(&sc->awaiting_since_ms, shim_now_ms());
+    if (sc != NULL) atomic_store(&sc->awaiting_since_ms, shim_now_ms() + d->keep_alive_grace_ms);
     if (d->completed_callback != NULL) d->completed_callback(d->completed_callback_cls, c, req_cls, toe);
 }
 
@@ -172,7 +174,7 @@ static void *shim_watchdog_loop(void *arg) {
         long long now = shim_now_ms();
         for (ShimConnection *sc = d->heads; sc != NULL; sc = sc->next) {
             long long since = atomic_load(&sc->awaiting_since_ms);
-            if (sc->shut_down || since == 0 || now - since < (long long) d->head_timeout_ms) continue;
+            if (sc->shut_down || since == 0 || now - since < (long long) d->head_timeout_ms) continue; /* may be < 0 */
             sc->shut_down = 1;
             atomic_fetch_add(&d->head_timeouts, 1); /* counted before the client can see the close */
             (void) shutdown(sc->fd, SHUT_RDWR);
@@ -296,6 +298,7 @@ CMHDShim_Daemon *CMHDShim_start_daemon(const CMHDShim_Config *config, int *error
     d->completed_callback = config->completed_callback;
     d->completed_callback_cls = config->completed_callback_cls;
     d->head_timeout_ms = config->head_timeout_ms;
+    d->keep_alive_grace_ms = (long long) config->connection_timeout_seconds * 1000;
     pthread_mutex_init(&d->heads_lock, NULL);
     pthread_cond_init(&d->heads_wake, NULL);
     atomic_init(&d->stopping, 0);

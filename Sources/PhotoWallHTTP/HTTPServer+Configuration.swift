@@ -27,7 +27,8 @@ extension HTTPServer {
         /// proxy every client shares the proxy's address: raise it or set 0 there.
         public var perIPConnectionLimit: Int = 64
         /// Seconds a client has to send a whole request head (request line and headers), counted from the
-        /// connection's start, or on a kept-alive connection from the end of the previous response. Unlike
+        /// connection's start; on a kept-alive connection, from the end of the previous response plus
+        /// `idleTimeoutSeconds` (a connection idle that long is closed by the idle timeout anyway). Unlike
         /// `idleTimeoutSeconds`, arriving bytes do not restart it, so a client trickling a header byte at a
         /// time is closed at the deadline. Bodies are not covered (they have the idle timeout). 0 = none.
         public var requestHeadTimeoutSeconds: Double = 10

@@ -32,7 +32,8 @@ enum ServeCommand {
           --max-connections-per-ip N  open connections per client address; more are closed at once
                                  (PHOTOWALL_MAX_CONNECTIONS_PER_IP; default 64; 0 = no limit: behind a proxy all
                                  clients share its address, so raise it or set 0 there)
-          --request-head-timeout S  seconds to send a whole request head, not restarted by each byte
+          --request-head-timeout S  seconds to send a whole request head, not restarted by each byte (on a
+                                 kept-alive connection counted after the 30 s idle timeout)
                                  (PHOTOWALL_REQUEST_HEAD_TIMEOUT; default 10; 0 = none)
           --worker-threads N     handler threads (PHOTOWALL_WORKER_THREADS; default 32)
 

@@ -59,14 +59,14 @@ import Glibc
         }
     }
 
-    /// A whole head sent in time is served, and a kept-alive connection gets a new deadline for each
-    /// request's head; a body is not covered by it.
+    /// A whole head sent in time is served, and a body is not covered by the deadline. On a kept-alive
+    /// connection the next head's deadline starts once the idle timeout has passed: an idle connection
+    /// is the idle timeout's to close, one trickling its next head is closed at the deadline.
     @Test func headsInTimeAreServedAndBodiesAreNotCut() throws {
         var router = Router()
         router.add("POST", "/echo") { _ in .buffered(maxBodyBytes: 4096) { Response(status: 200, body: .bytes($0.body)) } }
-        try withServer(router, configure: { $0.requestHeadTimeoutSeconds = 1 }) { server, port, _ in
-            let client = try TestHTTPClient(port: port)
-            for i in 0..<3 {
+        try withServer(router, configure: { $0.requestHeadTimeoutSeconds = 1; $0.idleTimeoutSeconds = 2 }) { server, port, _ in
+            func exchange(_ client: TestHTTPClient, _ i: Int) throws {
                 // The body trickles for longer than the head deadline.
                 try client.sendHead("POST", "/echo", headers: [("Content-Length", "6")])
                 for byte in Array("body-\(i)".utf8) {
@@ -76,9 +76,21 @@ import Glibc
                 let r = try client.readResponse(method: "POST")
                 #expect(r.status == 200 && r.text == "body-\(i)")
             }
+            let idle = try TestHTTPClient(port: port)
+            for i in 0..<3 { try exchange(idle, i) }
+            #expect(idle.waitForPeerClose(timeoutSeconds: 10))  // by the idle timeout
             #expect(server.requestHeadTimeouts == 0)
-            // Idle after its response for longer than the deadline: closed, as a late head.
-            #expect(client.waitForPeerClose(timeoutSeconds: 10))
+
+            let trickler = try TestHTTPClient(port: port)
+            try exchange(trickler, 0)
+            var sent = 0
+            while !trickler.peerHasClosed() && sent < Self.headBytes.count {
+                try? trickler.send(Self.headBytes[sent..<(sent + 1)])  // each byte restarts the idle timer
+                sent += 1
+                usleep(250_000)
+            }
+            #expect(trickler.peerHasClosed() && sent < Self.headBytes.count)
+            #expect(trickler.unreadByteCount == 0)
             #expect(server.requestHeadTimeouts == 1)
         }
     }

@@ -106,27 +106,35 @@ import PhotoWallTesting
     }
 
     @Test func uploadColumnsAreAddedToAnOlderDatabase() throws {
-        // A database from before the lease columns (the last migration undone) gains them, keeping its rows.
+        // A database from before the lease columns (migration 5 and later undone) gains them and the
+        // later columns (the file record's original name and declared type), keeping its rows.
         let path = dir + "/old.sqlite"
+        let file = FileRecord(name: "abc_x.jpg", contentType: "image/jpeg", byteCount: 3, sha256: "00", createdAt: ParseDate(millisecondsSince1970: 5))
         do {
             let current = try SQLiteAdapter(path: path)
             try current.insertUpload(UploadRecord(id: "0123456789abcdef0123456789abcdef", owner: "u", length: 5, offset: 2, fileName: "a.jpg",
                                                   contentType: "", metadata: [:], createdAt: .now(), expiresAt: .now()))
+            try current.insertFile(file)
         }
         do {
             let raw = try SQLiteDatabase(path: path)
             try raw.write { conn in
-                let version = try conn.query("PRAGMA user_version").first?.first?.integer ?? 0
                 try conn.execute("""
                     ALTER TABLE _UPLOADS DROP COLUMN partState; ALTER TABLE _UPLOADS DROP COLUMN digestState;
                     ALTER TABLE _UPLOADS DROP COLUMN writer; ALTER TABLE _UPLOADS DROP COLUMN writerSeenAt;
-                    PRAGMA user_version = \(version - 1);
+                    ALTER TABLE _FILES DROP COLUMN originalName; ALTER TABLE _FILES DROP COLUMN declaredType;
+                    PRAGMA user_version = 4;
                     """)
             }
         }
         let db = try SQLiteAdapter(path: path)
         let u = try #require(try db.upload(id: "0123456789abcdef0123456789abcdef"))
         #expect(u.offset == 2 && u.partState == "" && u.digestState == nil && u.writer == nil)
+        #expect(try db.file(named: "abc_x.jpg") == file)
+        let named = FileRecord(name: "def_y.jpg", contentType: "image/gif", byteCount: 1, sha256: "01", createdAt: ParseDate(millisecondsSince1970: 6),
+                               originalName: "y (1) 灯泡.jpg", declaredType: "image/jpeg")
+        try db.insertFile(named)
+        #expect(try db.file(named: "def_y.jpg") == named)
     }
 }
 

@@ -61,28 +61,21 @@ public final class TestHTTPClient {
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-        if let sourceAddress {
-            var source = try makeAddress(host: sourceAddress, port: 0)
-            let bound = withUnsafePointer(to: &source) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        /// `bind` or `connect` to `host:port`; on failure closes the socket and throws `what` failed.
+        func attach(_ call: (Int32, UnsafePointer<sockaddr>, socklen_t) -> Int32, _ host: String, _ port: Int, _ what: String) throws {
+            var address = try makeAddress(host: host, port: port)
+            let rc = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { call(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
-            if bound != 0 {
+            if rc != 0 {
                 let code = errno
                 Glibc.close(fd)
                 fd = -1
-                throw TestHTTPClientError("bind to \(sourceAddress) failed", systemError: code)
+                throw TestHTTPClientError("\(what) failed", systemError: code)
             }
         }
-        var address = try makeAddress(host: host, port: port)
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        if rc != 0 {
-            let code = errno
-            Glibc.close(fd)
-            fd = -1
-            throw TestHTTPClientError("connect to \(host):\(port) failed", systemError: code)
-        }
+        if let sourceAddress { try attach({ bind($0, $1, $2) }, sourceAddress, 0, "bind to \(sourceAddress)") }
+        try attach({ connect($0, $1, $2) }, host, port, "connect to \(host):\(port)")
     }
 
     deinit { close() }

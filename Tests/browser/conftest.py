@@ -43,6 +43,17 @@ def _stop(proc):
         proc.kill()
 
 
+def start_server(data, fb_port, port=0):
+    """`photowall serve` on `port` (0: any free one) with its data in `data` → (process, port); stop it with `stop`."""
+    return _start([BINARY, "serve", "--port", str(port), "--data-dir", data, "--app-id", APP_ID, "--master-key", MASTER_KEY,
+                   "--facebook-url", f"http://127.0.0.1:{fb_port}/v19.0", "--facebook-app-id", FB_APP_ID,
+                   "--facebook-app-secret", FB_SECRET, "--log-level", "warning", "--stop-on-stdin-eof"],
+                  r"listening on http://127\.0\.0\.1:(\d+)/parse", os.path.join(data, f"server-{port}.log" if port else "server.log"))
+
+
+stop = _stop
+
+
 @pytest.fixture(scope="session")
 def stack():
     """{"base": "http://127.0.0.1:PORT", "api": ".../parse", "facebook": ..., "data": dir} with both servers up."""
@@ -53,15 +64,12 @@ def stack():
                           "--app-secret", FB_SECRET, "--log-level", "warning", "--stop-on-stdin-eof"],
                          r"listening on http://127\.0\.0\.1:(\d+)", os.path.join(data, "mock-facebook.log"))
     try:
-        srv, port = _start([BINARY, "serve", "--port", "0", "--data-dir", data, "--app-id", APP_ID, "--master-key", MASTER_KEY,
-                            "--facebook-url", f"http://127.0.0.1:{fb_port}/v19.0", "--facebook-app-id", FB_APP_ID,
-                            "--facebook-app-secret", FB_SECRET, "--log-level", "warning", "--stop-on-stdin-eof"],
-                           r"listening on http://127\.0\.0\.1:(\d+)/parse", os.path.join(data, "server.log"))
+        srv, port = start_server(data, fb_port)
     except BaseException:
         _stop(fb)
         raise
     yield {"base": f"http://127.0.0.1:{port}", "api": f"http://127.0.0.1:{port}/parse",
-           "facebook": f"http://127.0.0.1:{fb_port}", "data": data}
+           "facebook": f"http://127.0.0.1:{fb_port}", "fb_port": fb_port, "data": data}
     _stop(srv)
     _stop(fb)
     shutil.rmtree(data, ignore_errors=True)

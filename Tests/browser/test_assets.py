@@ -54,7 +54,7 @@ def test_config_comes_from_the_serve_options(stack):
         assert r.headers["Content-Type"] == "application/json; charset=utf-8"
     assert config == {"appId": "photowall", "serverPath": "/parse", "maxUploadBytes": 20 * 1024 * 1024,
                       "facebook": {"appId": FB_APP_ID, "dialogURL": stack["facebook"] + "/v19.0/dialog/oauth",
-                                   "scope": "public_profile,user_friends"}}
+                                   "graphURL": stack["facebook"] + "/v19.0", "scope": "public_profile,user_friends"}}
 
 
 def test_code_exchange_refuses_bad_codes_with_parse_errors(stack):

@@ -38,9 +38,10 @@ typedef struct CMHDShim_Config {
     /** Idle timeout in seconds; 0 = none. */
     unsigned int connection_timeout_seconds;
     /** Deadline in milliseconds for a whole request head (request line and headers), counted from
-        the connection's start, or on a kept-alive connection from the end of the previous request,
-        and not restarted by arriving bytes (unlike the idle timeout); 0 = none. A connection whose
-        head is late has its socket shut down by a watchdog thread, and MHD closes it. */
+        the connection's start, or on a kept-alive connection from the end of the previous request
+        plus `connection_timeout_seconds` (an idle connection is the idle timeout's to close), and not
+        restarted by arriving bytes (unlike the idle timeout); 0 = none. A connection whose head is
+        late has its socket shut down by a watchdog thread, and MHD closes it. */
     unsigned int head_timeout_ms;
     /** listen(2) backlog; 0 = SOMAXCONN. */
     unsigned int listen_backlog;

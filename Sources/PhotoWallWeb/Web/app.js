@@ -4,6 +4,7 @@
 import { Api, ApiError, errorFrom } from './api.js';
 import { Wall } from './wall.js';
 import { Uploader } from './upload.js';
+import { avatar, keepTimesCurrent } from './people.js';
 
 const SESSION_KEY = 'photowall.session';
 const STATE_KEY = 'photowall.oauthState';
@@ -28,6 +29,8 @@ function show(loggedIn) {
   $('wall').hidden = !loggedIn;
   $('account').hidden = !loggedIn;
   $('me-name').textContent = loggedIn ? `Logged in as ${session.name ?? session.username}` : '';
+  $('me-avatar').replaceChildren(...(loggedIn ? [avatar({ objectId: session.objectId, name: session.name ?? session.username })] : []));
+  $('me-avatar').title = loggedIn ? $('me-name').textContent : '';
 }
 
 function saveSession(s) {
@@ -79,6 +82,7 @@ function startWall(config, api) {
   const wall = new Wall(api, { session, onAuthError, notify });
   new Uploader(api, config, { session, wall, onAuthError, notify });
   wall.start();
+  keepTimesCurrent();
 }
 
 /** Opens the OAuth dialog (authorization-code flow; the server exchanges the code with the app secret). */

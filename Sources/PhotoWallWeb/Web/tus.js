@@ -1,8 +1,9 @@
-// A small tus 1.0.0 client (creation, HEAD to resume, PATCH in chunks, sha256 checksums when the page
-// is a secure context). The upload URL is kept in localStorage under the file's fingerprint
-// (name, size, lastModified), so choosing the same file again after a reload or a dropped network
-// resumes from the offset the server reports instead of sending everything again (upload.js keeps the
-// file itself in IndexedDB, so after a reload that happens without choosing it again).
+// A small tus 1.0.0 client (creation, HEAD to resume, PATCH in chunks, termination, sha256 checksums when the
+// page is a secure context). Every request retries network failures and busy answers with backoff, and tells
+// about each retry before waiting (the page shows a countdown). The upload URL is kept in localStorage under
+// the file's fingerprint (name, size, lastModified), so choosing the same file again after a reload or a
+// dropped network resumes from the offset the server reports instead of sending everything again (upload.js
+// keeps the file itself in IndexedDB, so after a reload that happens without choosing it again).
 
 import { ApiError } from './api.js';
 
@@ -32,18 +33,10 @@ function base64(text) {
   return btoa(s);
 }
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** Waits for the browser to be back online (at once when it is). */
-function online() {
-  if (navigator.onLine !== false) return Promise.resolve();
-  return new Promise((r) => window.addEventListener('online', () => r(), { once: true }));
-}
-
 export class TusUpload {
   /**
    * @param file a File
-   * @param opts {endpoint, headers(): object, userId, chunkBytes, onProgress(sent, total), onEvent({type,…})}
+   * @param opts {endpoint, headers(): object, userId, chunkBytes, maxRetries, retryBaseMs, onProgress(sent, total), onEvent({type,…})}
    */
   constructor(file, opts) {
     this.file = file;
@@ -54,13 +47,21 @@ export class TusUpload {
     this.onProgress = opts.onProgress ?? (() => {});
     this.onEvent = opts.onEvent ?? (() => {});
     this.maxRetries = opts.maxRetries ?? 8;
+    this.retryBaseMs = opts.retryBaseMs ?? 500;
     this.sent = 0; // never goes backwards in what onProgress reports
     this.xhr = null;
     this.aborted = false;
   }
 
-  /** Uploads (or resumes) the file. Resolves to {fileName, fileURL}; throws ApiError. */
+  /** Uploads (or resumes) the file. Resolves to {fileName, fileURL}; throws ApiError (`cancelled` set after
+   *  `abort()`; a network or busy-server error once `maxRetries` retries of one step are used up). Every retry,
+   *  of every step (the resume HEAD, the create POST, each PATCH), is told first as
+   *  `onEvent({type: 'retry', phase, attempt, delay, status, reason})`, and a wait for the browser to be
+   *  back online as `{type: 'offline'}`. */
   async start() {
+    if (this.terminating) this.check();
+    this.aborted = false;
+    this.controller = new AbortController();
     const size = this.file.size;
     let url = null;
     let offset = 0;
@@ -68,26 +69,29 @@ export class TusUpload {
     const saved = this.saved();
     if (saved?.url) {
       try {
-        const state = await this.head(saved.url);
+        const state = await this.withRetry('resume', () => this.head(saved.url));
         url = saved.url;
         offset = state.offset;
         done = state.done;
         this.onEvent({ type: 'resumed', offset, url });
       } catch (e) {
-        if (e.status === 0) throw e; // offline: keep the URL for later
+        if (this.aborted || RETRYABLE.has(e.status)) throw e; // cancelled, or unreachable: keep the URL for later
         this.forget(); // gone, expired or someone else's: start again
         this.onEvent({ type: 'restarted', reason: e.message });
       }
     }
     if (!url) {
-      url = await this.withRetry(() => this.create());
+      url = await this.withRetry('create', () => this.create());
       this.remember(url, 0);
       this.onEvent({ type: 'created', url });
     }
+    this.url = url;
+    if (this.terminating) { this.forget(); await this.remove(url); } // cancelled while it was being created
+    this.check();
     this.report(offset);
     let attempt = 0;
     while (!done && offset < size) {
-      if (this.aborted) throw new ApiError(0, 'Upload cancelled.');
+      this.check();
       try {
         const r = await this.patch(url, offset);
         offset = r.offset;
@@ -95,14 +99,11 @@ export class TusUpload {
         attempt = 0;
         this.remember(url, offset);
       } catch (e) {
-        if (this.aborted) throw e;
+        this.check();
         if (e.status === 409 && e.offset !== undefined) { offset = e.offset; continue; }
         if (!RETRYABLE.has(e.status) || attempt >= this.maxRetries) throw e;
         attempt += 1;
-        const delay = Math.min(10000, 500 * 2 ** (attempt - 1)) * (0.75 + Math.random() / 2);
-        this.onEvent({ type: 'retry', attempt, delay, reason: e.message });
-        await sleep(delay);
-        await online();
+        await this.backOff('patch', attempt, e);
         try {
           const state = await this.head(url);
           offset = state.offset;
@@ -110,16 +111,45 @@ export class TusUpload {
         } catch { /* the next PATCH will tell */ }
       }
     }
-    if (!done) done = (await this.head(url)).done;
+    if (!done) done = (await this.withRetry('finish', () => this.head(url))).done;
     if (!done) throw new ApiError(130, 'The server did not finish the upload.');
     this.report(size);
     return done;
   }
 
-  /** Stops the transfer in flight; the server keeps what it has, so start() later resumes. */
+  /** Stops at once (the transfer in flight, or the wait before a retry); start() then throws a `cancelled`
+   *  error. The server keeps what it has, so a later start() resumes, unless `terminate()` follows. */
   abort() {
     this.aborted = true;
     this.xhr?.abort();
+    this.controller?.abort();
+  }
+
+  /** Cancels for good: stops, asks the server to delete the upload (tus termination: DELETE with
+   *  `Tus-Resumable`; a failure is ignored, the server's expiry sweep removes it), and forgets its URL. */
+  async terminate() {
+    this.terminating = true;
+    this.abort();
+    const url = this.url ?? this.saved()?.url;
+    this.forget();
+    if (url) await this.remove(url);
+  }
+
+  /** DELETE, asked again while the server still holds the upload for the PATCH just cut (423 Locked, until it
+   *  sees the connection closed); given up after a few seconds or when unreachable (the server's expiry sweep
+   *  removes it then). */
+  async remove(url) {
+    for (let attempt = 1; attempt <= 8; attempt++) {
+      try {
+        const res = await fetch(url, { method: 'DELETE', headers: { ...this.headers(), 'Tus-Resumable': '1.0.0' } });
+        if (res.status !== 423 && res.status !== 409) return;
+      } catch { return; }
+      await new Promise((r) => setTimeout(r, 250 * attempt));
+    }
+  }
+
+  check() {
+    if (this.aborted) throw Object.assign(new ApiError(0, 'Upload cancelled.', 0), { cancelled: true });
   }
 
   /** Forgets the upload URL (after the photo is posted). */
@@ -139,14 +169,39 @@ export class TusUpload {
     this.onProgress(sent, this.file.size);
   }
 
-  async withRetry(fn) {
-    for (let attempt = 0; ; attempt++) {
+  /** Runs one request, retrying network failures and busy answers (RETRYABLE) with backoff. */
+  async withRetry(phase, fn) {
+    for (let attempt = 1; ; attempt++) {
+      this.check();
       try { return await fn(); } catch (e) {
-        if (!RETRYABLE.has(e.status) || attempt >= this.maxRetries) throw e;
-        await sleep(Math.min(10000, 500 * 2 ** attempt));
-        await online();
+        this.check();
+        if (!RETRYABLE.has(e.status) || attempt > this.maxRetries) throw e;
+        await this.backOff(phase, attempt, e);
       }
     }
+  }
+
+  /** Tells about the retry, waits (0.5 s doubling up to 10 s, ±25%; `retryBaseMs` scales it), then waits for
+   *  the browser to be online. Throws the `cancelled` error when abort() is called meanwhile. */
+  async backOff(phase, attempt, error) {
+    const delay = Math.round(Math.min(20 * this.retryBaseMs, this.retryBaseMs * 2 ** (attempt - 1)) * (0.75 + Math.random() / 2));
+    this.onEvent({ type: 'retry', phase, attempt, delay, status: error.status, reason: error.message });
+    await this.pause(delay);
+    if (navigator.onLine === false) {
+      this.onEvent({ type: 'offline' });
+      await new Promise((resolve) => {
+        window.addEventListener('online', resolve, { once: true });
+        this.controller.signal.addEventListener('abort', resolve, { once: true });
+      });
+    }
+    this.check();
+  }
+
+  pause(ms) {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.controller.signal.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+    });
   }
 
   /** The server keeps the upload under a URL of this origin; use its path (the public URL may name another host). */
