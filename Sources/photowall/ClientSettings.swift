@@ -11,7 +11,7 @@ enum ClientExit {
     static let failure: Int32 = 1
     /// No stored session for this server, or the server no longer accepts it (`photowall login`).
     static let notLoggedIn: Int32 = 2
-    /// Not a JPEG or PNG (checked from magic bytes before uploading; the server checks again).
+    /// Not a JPEG, PNG, WebP, HEIC/HEIF or AVIF (checked from magic bytes before uploading; the server checks again).
     static let unsupportedType: Int32 = 3
     /// Over the server's `Tus-Max-Size` (its max upload size).
     static let tooLarge: Int32 = 4

@@ -27,7 +27,8 @@ enum UploadCommand {
           --file-only         only upload the files (any type) as Parse files; post nothing to the wall
           --json              one JSON event per line on stdout instead of progress bars
 
-        Needs `photowall login` first. Files must be JPEG or PNG (checked from their first bytes).
+        Needs `photowall login` first. Files must be JPEG, PNG, WebP, HEIC/HEIF or AVIF (checked from their
+        first bytes; the original is stored as it is, thumbnails are JPEG or PNG).
         Run the same command again after an interruption (Ctrl-C, network, server restart) to resume;
         resume state lives in $XDG_CACHE_HOME/photowall/uploads (default ~/.cache/photowall/uploads).
 
@@ -160,7 +161,8 @@ enum UploadCommand {
         var kind: String
     }
 
-    /// Exists, is a regular readable file, and (unless `anyType`) starts like a JPEG or PNG.
+    /// Exists, is a regular readable file, and (unless `anyType`) starts like an image type the
+    /// server decodes (`ImageType.isDecodable`: JPEG, PNG, WebP, HEIC/HEIF, AVIF).
     static func inspect(_ path: String, index: Int, anyType: Bool) -> Result<Job, LocalFailure> {
         var st = stat()
         guard stat(path, &st) == 0 else {
@@ -177,9 +179,9 @@ enum UploadCommand {
         let n = head.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
         close(fd)
         let type = ImageSniffer.sniff(Array(head.prefix(max(0, n))))
-        guard anyType || type == .jpeg || type == .png else {
+        guard anyType || type.isDecodable else {
             let what = type == .unknown ? "not an image" : type.description
-            return .failure(LocalFailure(message: "\(path): unsupported type (\(what)); only JPEG and PNG can be posted",
+            return .failure(LocalFailure(message: "\(path): unsupported type (\(what)); only JPEG, PNG, WebP, HEIC and AVIF can be posted",
                                          exitCode: ClientExit.unsupportedType, kind: "unsupported-type"))
         }
         let absolute = realpath(path, nil).map { p -> String in defer { free(p) }; return String(cString: p) } ?? path

@@ -58,7 +58,7 @@ import PhotoWallCore
     }
 
     @Test(.enabled(if: TestPaths.corpus != nil, "SKIPPED: the shared image corpus is not present"),
-          arguments: ["wrong-format/cogs.gif", "wrong-format/1.webp", "wrong-format/logo.svg", "truncated-corrupt/truncated_jpeg.jpg"])
+          arguments: ["wrong-format/cogs.gif", "wrong-format/sample.tif", "wrong-format/logo.svg", "truncated-corrupt/truncated_jpeg.jpg"])
     func refusedImagesLeaveNothing(path: String) async throws {
         let (_, token) = try await s.signUp()
         let up = try await s.request("POST", "/files/photo.jpg", body: try corpusFile(path), key: .session(token), headers: ["Content-Type": "image/jpeg"])
@@ -91,6 +91,32 @@ import PhotoWallCore
             let thumb = try await s.request("GET", try #require(c.json["thumbnail"]?["url"]?.stringValue), key: .none)
             let size = try #require(jpegSize(thumb.body))
             #expect(size.0 == 256 && size.1 == 171, "orientation \(o): \(size)")
+        }
+    }
+
+    /// An iPhone HEIC (2566x3313 upright, 512x512 grid, Display P3) and a WebP (550x368): the original
+    /// is stored and served with its own type; thumbnail and display are JPEGs of the upright size.
+    @Test(.enabled(if: TestPaths.corpus != nil, "SKIPPED: the shared image corpus is not present"),
+          arguments: [("wrong-format/iphone_IMG_5195.HEIC", "photo.heic", "image/heic", 2566, 3313, [198, 256], [836, 1080]),
+                      ("wrong-format/1.webp", "web.webp", "image/webp", 550, 368, [256, 171], [550, 368])])
+    func heicAndWebPGetThumbnails(_ c: (String, String, String, Int, Int, [Int], [Int])) async throws {
+        let (path, fileName, type, width, height, thumbSize, displaySize) = c
+        let (_, token) = try await s.signUp()
+        let bytes = try corpusFile(path)
+        let up = try await s.request("POST", "/files/\(fileName)", body: bytes, key: .session(token), headers: ["Content-Type": type])
+        let name = try #require(up.json["name"]?.stringValue, "\(up.text)")
+        let created = try await s.request("POST", "/classes/WallImage", json: ["image": ["__type": "File", "name": .string(name)]],
+                                          key: .session(token))
+        #expect(created.status == 201, "\(created.text)")
+        #expect(created.json["width"] == .number(Double(width)) && created.json["height"] == .number(Double(height)), "\(created.text)")
+        let original = try await s.request("GET", try #require(up.json["url"]?.stringValue), key: .session(token))
+        #expect(original.status == 200 && original.header("Content-Type") == type && original.body == bytes,
+                "\(original.status) \(original.header("Content-Type") ?? "-") \(original.body.count)")
+        for (field, size) in [("thumbnail", thumbSize), ("display", displaySize)] {
+            let file = try await s.request("GET", try #require(created.json[field]?["url"]?.stringValue), key: .none)
+            #expect(file.header("Content-Type") == "image/jpeg")
+            let got = try #require(jpegSize(file.body))
+            #expect([got.0, got.1] == size, "\(field) of \(path): \(got)")
         }
     }
 
