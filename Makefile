@@ -115,6 +115,7 @@ test-s3:
 
 test-asan:
 	@if [ -d Tests/PhotoWallImagingTests ] && grep -rqs "@Test" Tests/PhotoWallImagingTests; then \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp \
 	  $(SWIFT) test --sanitize=address --disable-xctest --scratch-path .build/asan --filter PhotoWallImagingTests; \
 	else echo "test-asan: no imaging tests yet"; fi
 

@@ -21,6 +21,9 @@ let package = Package(
         .systemLibrary(name: "CTurboJPEG", pkgConfig: "libturbojpeg", providers: [.apt(["libturbojpeg0-dev"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CLCMS2", pkgConfig: "lcms2", providers: [.apt(["liblcms2-dev"])]),
+        // HEIC/HEIF (libde265) and AVIF (dav1d) through libheif; WebP through libwebp's simple + demux APIs.
+        .systemLibrary(name: "CHeif", pkgConfig: "libheif", providers: [.apt(["libheif-dev"])]),
+        .systemLibrary(name: "CWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CXCrypt", pkgConfig: "libxcrypt", providers: [.apt(["libcrypt-dev"])]),
 
@@ -34,7 +37,7 @@ let package = Package(
         .target(name: "PhotoWallCrypto", dependencies: ["CCrypto", "CXCrypt", "PhotoWallCore"], swiftSettings: strict),
         .target(name: "PhotoWallHTTP", dependencies: ["CMicroHTTPD", "CMHDShim", "PhotoWallCore"], swiftSettings: strict),
         .target(name: "PhotoWallSQL", dependencies: ["CSQLite", "PhotoWallCore"], swiftSettings: strict),
-        .target(name: "PhotoWallImaging", dependencies: ["CImageShim", "CJPEG", "CTurboJPEG", "CPNG", "CLCMS2"], swiftSettings: strict),
+        .target(name: "PhotoWallImaging", dependencies: ["CImageShim", "CJPEG", "CTurboJPEG", "CPNG", "CLCMS2", "CHeif", "CWebP"], swiftSettings: strict),
         .target(name: "PhotoWallStorage", dependencies: ["PhotoWallCore", "PhotoWallSQL", "PhotoWallCrypto"], swiftSettings: strict),
         .target(name: "PhotoWallPostgres", dependencies: ["CLibPQ", "PhotoWallCore", "PhotoWallStorage"], swiftSettings: strict),
         .target(name: "PhotoWallServices", dependencies: ["PhotoWallCore", "PhotoWallStorage", "PhotoWallCrypto", "PhotoWallImaging"], swiftSettings: strict),
@@ -52,7 +55,7 @@ let package = Package(
         .target(name: "PhotoWallTesting", dependencies: ["PhotoWallCore", "PhotoWallStorage", "PhotoWallS3"], path: "Tests/PhotoWallTesting", swiftSettings: strict),
         .testTarget(name: "PhotoWallCoreTests", dependencies: ["PhotoWallCore", "PhotoWallCrypto"], swiftSettings: strict),
         .testTarget(name: "PhotoWallHTTPTests", dependencies: ["PhotoWallHTTP", "PhotoWallTesting"], swiftSettings: strict),
-        .testTarget(name: "PhotoWallImagingTests", dependencies: ["PhotoWallImaging", "PhotoWallTesting"], swiftSettings: strict),
+        .testTarget(name: "PhotoWallImagingTests", dependencies: ["PhotoWallImaging", "PhotoWallTesting", "CHeif"], swiftSettings: strict),
         .testTarget(name: "PhotoWallStorageTests", dependencies: ["PhotoWallStorage", "PhotoWallSQL", "PhotoWallTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoWallMockFacebookTests", dependencies: ["PhotoWallMockFacebook", "PhotoWallTesting", "PhotoWallCore"], swiftSettings: strict),
         .testTarget(name: "PhotoWallPostgresTests", dependencies: ["PhotoWallPostgres", "PhotoWallStorage", "PhotoWallCore", "PhotoWallTesting"], swiftSettings: strict),

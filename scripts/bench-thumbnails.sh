@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Thumbnail benchmark: PhotoWall beside vipsthumbnail and Pillow, same run,
 # same 256 box and JPEG quality 85, on ../shared/imagecorpus/photos/* plus a
-# 24 MP JPEG made here by upscaling the Olympus photo with vips.
+# 24 MP JPEG made here by upscaling the Olympus photo with vips. Then HEIC and
+# WebP: the 12 MP Olympus photo encoded here with heif-enc and cwebp (q85),
+# beside vipsthumbnail (same libheif/libwebp) and heif-thumbnailer; and the peak
+# RSS of each tool for a 48 MP HEIC (the Olympus photo upscaled 2x, 8064x6048).
 #
 #   scripts/bench-thumbnails.sh [PATH_TO_PHOTOWALL]
 #
 # PHOTOWALL_THUMBNAIL_ARGS adds options to PhotoWall's command line only,
 # e.g. "--reducing-gap 1.0" to see Pillow-style 1/8 shrink-on-load.
 #
-# Needs: libvips-tools (vips, vipsthumbnail), python3-venv. Pillow is pinned
+# Needs: libvips-tools (vips, vipsthumbnail), heif-thumbnailer, libheif-examples
+# (heif-enc), webp (cwebp), python3-venv. Pillow is pinned
 # and installed into .build/venv on first use.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,8 +30,8 @@ if ! "$BIN" thumbnail --help >/dev/null 2>&1; then
   echo "bench-thumbnails: $BIN has no working 'thumbnail' command" >&2
   exit 1
 fi
-for tool in vips vipsthumbnail; do
-  command -v "$tool" >/dev/null || { echo "bench-thumbnails: $tool not found (apt-get install libvips-tools)" >&2; exit 1; }
+for tool in vips vipsthumbnail vipsheader heif-thumbnailer heif-enc cwebp; do
+  command -v "$tool" >/dev/null || { echo "bench-thumbnails: $tool not found (scripts/install-deps.sh bench)" >&2; exit 1; }
 done
 if ! .build/venv/bin/python -c "import PIL, sys; sys.exit(PIL.__version__ != '$PILLOW_VERSION')" 2>/dev/null; then
   python3 -m venv .build/venv
@@ -43,6 +47,44 @@ if [ ! -s "$BIG" ]; then
   rm -f "$WORK/crop.v"
 fi
 
-exec .build/venv/bin/python scripts/bench_thumbnails.py --photowall "$BIN" --work "$WORK" \
+OLYMPUS="$CORPUS/photos/olympus_e-p3_4032x3024.jpg"
+[ -s "$WORK/olympus_12mp.heic" ] || heif-enc -q 85 -p preset=ultrafast "$OLYMPUS" -o "$WORK/olympus_12mp.heic" >/dev/null
+[ -s "$WORK/olympus_12mp.webp" ] || cwebp -quiet -q 85 "$OLYMPUS" -o "$WORK/olympus_12mp.webp"
+if [ ! -s "$WORK/olympus_48mp.heic" ]; then
+  vips resize "$OLYMPUS" "$WORK/olympus_48mp.png" 2
+  heif-enc -q 85 -p preset=ultrafast "$WORK/olympus_48mp.png" -o "$WORK/olympus_48mp.heic" >/dev/null
+  rm -f "$WORK/olympus_48mp.png"
+fi
+
+PY=.build/venv/bin/python
+$PY scripts/bench_thumbnails.py --photowall "$BIN" --work "$WORK" \
   --photowall-args "${PHOTOWALL_THUMBNAIL_ARGS:-}" \
   "$CORPUS"/photos/*.jpg "$BIG"
+echo
+$PY scripts/bench_thumbnails.py --photowall "$BIN" --work "$WORK" --title "HEIC thumbnails" \
+  --tools PhotoWall,vipsthumbnail,heif-thumbnailer --batches 3 --runs 5 "$WORK/olympus_12mp.heic"
+echo
+$PY scripts/bench_thumbnails.py --photowall "$BIN" --work "$WORK" --title "WebP thumbnails" \
+  --tools PhotoWall,vipsthumbnail,Pillow --batches 3 --runs 5 "$WORK/olympus_12mp.webp"
+echo
+echo "## Peak RSS for a 48 MP HEIC (8064x6048, one process, one thumbnail; MiB)"
+echo
+echo "| tool | wall ms | peak RSS MiB |"
+echo "|---|---|---|"
+for t in PhotoWall vipsthumbnail heif-thumbnailer; do
+  case $t in
+    PhotoWall) cmd=("$BIN" thumbnail "$WORK/olympus_48mp.heic" "$WORK/out48.jpg" --size 256) ;;
+    vipsthumbnail) cmd=(vipsthumbnail --size 256 -o "$WORK/vips48.jpg[Q=85]" "$WORK/olympus_48mp.heic") ;;
+    heif-thumbnailer) cmd=(heif-thumbnailer -s 256 "$WORK/olympus_48mp.heic" "$WORK/heif48.png") ;;
+  esac
+  $PY - "${cmd[@]}" <<'PY'
+import os, subprocess, sys, time
+start = time.perf_counter()
+proc = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+_, status, usage = os.wait4(proc.pid, 0)
+wall = (time.perf_counter() - start) * 1000
+name = os.path.basename(sys.argv[1])
+ok = "" if os.waitstatus_to_exitcode(status) == 0 else " (failed)"
+print(f"| {name}{ok} | {wall:.0f} | {usage.ru_maxrss / 1024:.1f} |")
+PY
+done

@@ -44,7 +44,20 @@ def commands(tool, image, n, work, photowall, extra):
     if tool == "PhotoWall":
         return [photowall, "thumbnail", image, out, "--size", "256", "--quality", "85", "--repeat", str(n)] + extra
     if tool == "vipsthumbnail":
-        return ["vipsthumbnail", "--size", "256", "-o", os.path.join(work, "vips_%s.jpg[Q=85]")] + [image] * n
+        # n distinct names (symlinks): vips' operation cache would otherwise load a repeated WebP only once.
+        names = []
+        for i in range(n):
+            link = os.path.join(work, f"in{i}_{os.path.basename(image)}")
+            if os.path.lexists(link):
+                os.unlink(link)
+            os.symlink(os.path.abspath(image), link)
+            names.append(link)
+        return ["vipsthumbnail", "--size", "256", "-o", os.path.join(work, "vips_%s.jpg[Q=85]")] + names
+    if tool == "heif-thumbnailer":
+        # One file per process by design: n images cost n processes (start-up included), PNG output.
+        png = os.path.join(work, "out_heif-thumbnailer.png")
+        return ["sh", "-c", 'i=0; while [ $i -lt "$3" ]; do heif-thumbnailer -s 256 "$1" "$2" || exit 1; i=$((i+1)); done',
+                "sh", image, png, str(n)]
     return [sys.executable, "-c", PILLOW_LOOP, image, out, str(n)]
 
 
@@ -55,21 +68,29 @@ def main():
     ap.add_argument("--batches", type=int, default=5)
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--photowall-args", default="")
+    ap.add_argument("--tools", default="PhotoWall,vipsthumbnail,Pillow",
+                    help="comma list of PhotoWall, vipsthumbnail, Pillow, heif-thumbnailer (first is compared)")
+    ap.add_argument("--title", default="")
     ap.add_argument("images", nargs="+")
     a = ap.parse_args()
     extra = a.photowall_args.split()
-    tools = ["PhotoWall", "vipsthumbnail", "Pillow"]
+    tools = a.tools.split(",")
     import PIL
-    print(f"# Thumbnails to a 256 box, JPEG Q85 (Pillow {PIL.__version__}: draft + thumbnail; "
+    print(f"# {a.title or 'Thumbnails'} to a 256 box, JPEG Q85 (Pillow {PIL.__version__}: draft + thumbnail; "
           f"vipsthumbnail {subprocess.run(['vips', '--version'], capture_output=True, text=True).stdout.strip()})")
+    if "heif-thumbnailer" in tools:
+        print("heif-thumbnailer (libheif 1.15, PNG output) takes one file per process: its in-process column is a "
+              "whole process per image.")
     if extra:
         print(f"PhotoWall options: {' '.join(extra)}")
     print()
     print("## In process (20 images per process; ms per image = (T20 - T1) / 19, median of "
           f"{a.batches} interleaved batches; CPU = user+sys; RSS = peak of the 20-image process)")
     print()
-    print("| image | MP | " + " | ".join(f"{t} wall ms / CPU ms / MiB" for t in tools) + " | PhotoWall ÷ Pillow | PhotoWall ÷ vips |")
-    print("|---|---|" + "---|" * (len(tools) + 2))
+    others = tools[1:]
+    print("| image | MP | " + " | ".join(f"{t} wall ms / CPU ms / MiB" for t in tools) + " | "
+          + " | ".join(f"PhotoWall ÷ {t}" for t in others) + " |")
+    print("|---|---|" + "---|" * (len(tools) + len(others)))
     single = {}
     for image in a.images:
         res = {t: {"wall": [], "cpu": [], "rss": []} for t in tools}
@@ -92,9 +113,8 @@ def main():
         single[image] = {t: {k: statistics.median(v) for k, v in singles[t].items()} for t in tools}
         mp = megapixels(image)
         cells = " | ".join(f"{med[t]['wall']:.1f} / {med[t]['cpu']:.1f} / {med[t]['rss']:.1f}" for t in tools)
-        ratio_p = med["PhotoWall"]["wall"] / med["Pillow"]["wall"]
-        ratio_v = med["PhotoWall"]["wall"] / med["vipsthumbnail"]["wall"]
-        print(f"| {os.path.basename(image)} | {mp:.1f} | {cells} | {ratio_p:.2f} | {ratio_v:.2f} |", flush=True)
+        ratios = " | ".join(f"{med['PhotoWall']['wall'] / med[t]['wall']:.2f}" for t in others)
+        print(f"| {os.path.basename(image)} | {mp:.1f} | {cells} | {ratios} |", flush=True)
     print()
     print(f"## One process per image (median of {a.runs} runs; wall ms / peak RSS MiB, start-up included)")
     print()
@@ -106,9 +126,9 @@ def main():
 
 
 def megapixels(path):
-    from PIL import Image
-    with Image.open(path) as im:
-        return im.width * im.height / 1e6
+    size = [int(subprocess.run(["vipsheader", "-f", f, path], capture_output=True, text=True, check=True).stdout)
+            for f in ("width", "height")]
+    return size[0] * size[1] / 1e6
 
 
 if __name__ == "__main__":

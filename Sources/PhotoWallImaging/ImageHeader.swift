@@ -17,12 +17,13 @@ public enum ImageOrientation: Int, Sendable, Hashable, CaseIterable {
 
 /// What the header says about an image, read without decoding pixels.
 public struct ImageHeader: Sendable, Hashable {
-    /// `.jpeg` or `.png` (other types are refused before a header is read).
+    /// A decodable type (others are refused before a header is read).
     public var type: ImageType
     /// Stored size in pixels, before orientation.
     public var width: Int
     public var height: Int
-    /// From JPEG APP1 EXIF or the PNG `eXIf` chunk; `.up` when absent or malformed.
+    /// From JPEG APP1 EXIF, the PNG `eXIf` or the WebP `EXIF` chunk; `.up` when absent or
+    /// malformed, and always `.up` for HEIF/AVIF (libheif applies their own transforms).
     public var orientation: ImageOrientation
     /// Whether the JPEG is progressive or the PNG is Adam7 interlaced (both
     /// need full-image decoder memory).

@@ -11,8 +11,8 @@ public struct ImagingError: Error, Sendable, Equatable, CustomStringConvertible 
         /// Wraps a raw value; prefer the named constants.
         public init(rawValue: Int) { self.rawValue = rawValue }
 
-        /// Not a JPEG or PNG (by magic bytes), or a JPEG/PNG variant the decoder
-        /// does not support (12-bit or lossless JPEG).
+        /// Not a JPEG, PNG, WebP, HEIC/HEIF or AVIF (by magic bytes), or a variant the
+        /// decoder does not support (12-bit or lossless JPEG, a HEIF without a decodable primary image).
         public static let unsupportedType = Code(rawValue: 1)
         /// Over the megapixel, side-length or file-size limit; decided from the header.
         public static let tooLarge = Code(rawValue: 2)
@@ -70,9 +70,9 @@ public struct ImagingError: Error, Sendable, Equatable, CustomStringConvertible 
 
 extension ImagingError {
     static func unsupported(_ type: ImageType) -> ImagingError {
-        let what = type == .unknown ? "unrecognised data (not a JPEG or PNG)" : type.description
+        let what = type == .unknown ? "unrecognised data (not an image type PhotoWall reads)" : type.description
         return ImagingError(code: .unsupportedType,
-                            message: "Unsupported image type: \(what). Upload a JPEG or PNG image.",
+                            message: "Unsupported image type: \(what). Upload a JPEG, PNG, WebP, HEIC or AVIF image.",
                             detectedType: type)
     }
 

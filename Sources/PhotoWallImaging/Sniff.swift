@@ -38,7 +38,9 @@ public enum ImageSniffer {
         return .unknown
     }
 
-    /// HEIF family (ISO-BMFF `ftyp` box): AVIF or HEIC by major/compatible brands.
+    /// HEIF family (ISO-BMFF `ftyp` box) by major/compatible brands: AVIF (`avif`/`avis`), HEIC
+    /// (an HEVC brand: `heic`/`heix`/`hevc`/`hevx`/`heim`/`heis`/`hevm`/`hevs`), else HEIF
+    /// (`mif1`/`msf1` alone). Source: ISO/IEC 23008-12 Annex B (brands), AV1-ISOBMFF section 6.
     private static func isoBrand(_ b: UnsafeRawBufferPointer) -> ImageType? {
         guard b.count >= 16, b[4] == 0x66, b[5] == 0x74, b[6] == 0x79, b[7] == 0x70 else { return nil }
         let boxSize = Int(b[0]) << 24 | Int(b[1]) << 16 | Int(b[2]) << 8 | Int(b[3])
@@ -53,8 +55,9 @@ public enum ImageSniffer {
             at += 4
         }
         if brands.contains(where: { $0 == "avif" || $0 == "avis" }) { return .avif }
-        let heif: Set<String> = ["heic", "heix", "hevc", "hevx", "heim", "heis", "hevm", "hevs", "mif1", "msf1"]
-        if brands.contains(where: { heif.contains($0) }) { return .heic }
+        let hevc: Set<String> = ["heic", "heix", "hevc", "hevx", "heim", "heis", "hevm", "hevs"]
+        if brands.contains(where: { hevc.contains($0) }) { return .heic }
+        if brands.contains(where: { $0 == "mif1" || $0 == "msf1" }) { return .heif }
         return nil
     }
 

@@ -1,9 +1,13 @@
-/// Makes upright, sRGB thumbnails from JPEG and PNG uploads.
+/// Makes upright, sRGB thumbnails from JPEG, PNG, WebP, HEIC/HEIF and AVIF uploads.
 ///
-/// Pipeline: sniff magic bytes -> read the header (size, EXIF orientation) ->
-/// refuse over-limit images -> decode with shrink-on-load (JPEG DCT scaling)
+/// Pipeline: sniff magic bytes -> read the header (size, orientation) ->
+/// refuse over-limit images -> decode with shrink-on-load (JPEG DCT scaling,
+/// libwebp scaled decoding, a HEIF thumbnail item when it is large enough)
 /// streaming rows into box pre-shrink + Lanczos3 (alpha premultiplied) ->
-/// ICC/CMYK to sRGB -> orientation -> JPEG (opaque) or PNG (transparent).
+/// ICC (or HEIF nclx) / CMYK to sRGB -> orientation -> JPEG (opaque) or PNG (transparent).
+///
+/// Orientation: JPEG, PNG and WebP apply their EXIF Orientation; HEIF/AVIF apply
+/// their own `irot`/`imir`/`clap` (libheif) and never the EXIF tag inside them.
 ///
 /// All entry points are synchronous, CPU-bound and thread-safe: call them
 /// from a worker pool, never from an event loop. Typical cost for a 12 MP
@@ -18,8 +22,9 @@ public enum Thumbnailer {
     ///
     /// - Parameter bytes: The start of the file (the whole file is fine; the
     ///   JPEG markers up to the first scan or the PNG chunks up to IDAT are read).
-    /// - Returns: Stored size in pixels, EXIF orientation, upright size.
-    /// - Throws: `ImagingError` `.unsupportedType` for anything but JPEG/PNG
+    /// - Returns: Stored size in pixels, EXIF orientation, upright size (HEIF/AVIF:
+    ///   the size after the file's transforms, orientation `.up`).
+    /// - Throws: `ImagingError` `.unsupportedType` for a type that is not decodable
     ///   (by magic bytes); `.corrupt` / `.truncated` for a damaged header.
     public static func readHeader(_ bytes: [UInt8]) throws(ImagingError) -> ImageHeader {
         try withBytes(bytes) { (b) throws(ImagingError) -> ImageHeader in try HeaderReader.read(b) }
@@ -28,10 +33,10 @@ public enum Thumbnailer {
     /// Makes one thumbnail that fits `options.longestEdgePixels`.
     ///
     /// - Parameters:
-    ///   - bytes: A whole JPEG or PNG file.
+    ///   - bytes: A whole JPEG, PNG, WebP, HEIC/HEIF or AVIF file.
     ///   - options: Box, format, quality, background and limits.
     /// - Returns: The encoded thumbnail, upright, never larger than the source.
-    /// - Throws: `ImagingError`: `.unsupportedType` (GIF, WebP, HEIC... or
+    /// - Throws: `ImagingError`: `.unsupportedType` (GIF, TIFF, SVG... or
     ///   12-bit/lossless JPEG), `.tooLarge` (over `maxMegapixels` or
     ///   `maxSidePixels`, decided from the header), `.corrupt`, `.truncated`,
     ///   `.decoderMemoryExceeded`, `.encodeFailed`.
@@ -112,7 +117,7 @@ public enum Thumbnailer {
         options.validate()
         precondition(!longestEdges.isEmpty && longestEdges.allSatisfy { (1...16384).contains($0) },
                      "each box must be in 1...16384")
-        let header = try HeaderReader.read(buffer)
+        let header = try HeaderReader.read(buffer, maxSidePixels: options.maxSidePixels)
         try HeaderReader.checkLimits(header, options)
         let stored = longestEdges.map {
             let upright = fit(width: header.uprightWidth, height: header.uprightHeight, box: $0)
@@ -122,6 +127,11 @@ public enum Thumbnailer {
         switch header.type {
         case .jpeg:
             return (try JPEGDecoder().decode(buffer, header: header, targets: stored, options: options), header)
+        case .webp:
+            return (try WebPDecoder.decode(buffer, header: header, targets: stored, options: options), header)
+        case .heic, .heif, .avif:
+            let decoder = try HEIFDecoder(buffer, type: header.type, maxSidePixels: options.maxSidePixels)
+            return (try decoder.decode(buffer, header: header, targets: stored, options: options), header)
         default:
             return (try PNGDecoder().decode(buffer, header: header, targets: stored, options: options), header)
         }

@@ -96,11 +96,12 @@ public final class S3FileStore: FileStore {
     }
 
     /// With `presignedURLSeconds`: a presigned GetObject URL whose response carries `contentType`;
-    /// anything but a JPEG or PNG also gets `Content-Disposition: attachment`, since S3 sends neither
+    /// anything but a raster photo type (JPEG, PNG, WebP, HEIC/HEIF, AVIF: they can't carry script)
+    /// also gets `Content-Disposition: attachment`, since S3 sends neither
     /// `nosniff` nor the sandboxing CSP PhotoWall adds. Else nil (PhotoWall serves the bytes).
     public func directDownloadURL(for name: String, contentType: String) -> String? {
         guard let seconds = presignedURLSeconds else { return nil }
-        let inline = contentType == "image/jpeg" || contentType == "image/png"
+        let inline = ["image/jpeg", "image/png", "image/webp", "image/heic", "image/heif", "image/avif"].contains(contentType)
         return client.presignedGetURL(key: key(name), expiresSeconds: seconds, contentType: contentType,
                                       contentDisposition: inline ? nil : "attachment")
     }

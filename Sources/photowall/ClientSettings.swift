@@ -11,7 +11,7 @@ enum ClientExit {
     static let failure: Int32 = 1
     /// No stored session for this server, or the server no longer accepts it (`photowall login`).
     static let notLoggedIn: Int32 = 2
-    /// Not a JPEG or PNG (checked from magic bytes before uploading; the server checks again).
+    /// Not a JPEG, PNG, WebP, HEIC/HEIF or AVIF (checked from magic bytes before uploading; the server checks again).
     static let unsupportedType: Int32 = 3
     /// Over the server's `Tus-Max-Size` (its max upload size).
     static let tooLarge: Int32 = 4
@@ -97,7 +97,7 @@ struct ClientFailure: Error, Sendable {
             message = "the server failed\(tries) (\(e.message)): see its log, then \(again)"
         case .rejected where e.parseCode == 111:
             kind = "unsupported-type"
-            message = "refused by the server (\(e.message)): only JPEG and PNG photos can be posted"
+            message = "refused by the server (\(e.message)): only JPEG, PNG, WebP, HEIC and AVIF photos can be posted"
         case .rejected where e.parseCode == 101:
             message = "not found (\(e.message)): check the id with `photowall feed`"
         case .notFound, .gone:

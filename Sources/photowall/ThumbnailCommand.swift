@@ -8,7 +8,7 @@ import Darwin
 
 /// `photowall thumbnail IN OUT [--size N] [--format auto|jpeg|png] [--quality Q] [--repeat N] [--reducing-gap G]`
 ///
-/// Makes one thumbnail of IN (JPEG or PNG, by magic bytes) and writes it to
+/// Makes one thumbnail of IN (JPEG, PNG, WebP, HEIC/HEIF or AVIF, by magic bytes) and writes it to
 /// OUT. `--repeat N` makes the same thumbnail N times in this process and
 /// prints the time per image to stderr (for benchmarks; OUT is written once).
 /// `--reducing-gap G` sets `ThumbnailOptions.reducingGap` (default 2.0).

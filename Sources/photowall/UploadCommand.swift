@@ -29,7 +29,8 @@ enum UploadCommand {
           --file-only         only upload the files (any type) as Parse files; post nothing to the wall
           --json              one JSON event per line on stdout instead of progress bars
 
-        Needs `photowall login` first. Files must be JPEG or PNG (checked from their first bytes).
+        Needs `photowall login` first. Files must be JPEG, PNG, WebP, HEIC/HEIF or AVIF (checked from their
+        first bytes; the original is stored as it is, thumbnails are JPEG or PNG).
         On a terminal each file has a live progress line; a finished file prints its WallImage id (for
         `photowall comment`), and the batch ends with a summary:
           5 uploaded, 1 refused (too large); 18.1 MiB in 4.2 s
@@ -272,7 +273,8 @@ enum UploadCommand {
         var kind: String
     }
 
-    /// Exists, is a regular readable file, and (unless `anyType`) starts like a JPEG or PNG.
+    /// Exists, is a regular readable file, and (unless `anyType`) starts like an image type the
+    /// server decodes (`ImageType.isDecodable`: JPEG, PNG, WebP, HEIC/HEIF, AVIF).
     static func inspect(_ path: String, index: Int, anyType: Bool) -> Result<Job, LocalFailure> {
         var st = stat()
         guard stat(path, &st) == 0 else {
@@ -289,9 +291,9 @@ enum UploadCommand {
         let n = head.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
         close(fd)
         let type = ImageSniffer.sniff(Array(head.prefix(max(0, n))))
-        guard anyType || type == .jpeg || type == .png else {
+        guard anyType || type.isDecodable else {
             let what = type == .unknown ? "not an image" : type.description
-            return .failure(LocalFailure(message: "\(path): unsupported type (\(what)); only JPEG and PNG can be posted",
+            return .failure(LocalFailure(message: "\(path): unsupported type (\(what)); only JPEG, PNG, WebP, HEIC and AVIF can be posted",
                                          exitCode: ClientExit.unsupportedType, kind: "unsupported-type"))
         }
         let absolute = realpath(path, nil).map { p -> String in defer { free(p) }; return String(cString: p) } ?? path

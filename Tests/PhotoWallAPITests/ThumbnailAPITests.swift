@@ -59,7 +59,7 @@ import PhotoWallCrypto
     }
 
     @Test(.enabled(if: TestPaths.corpus != nil, "SKIPPED: the shared image corpus is not present"),
-          arguments: ["wrong-format/cogs.gif", "wrong-format/1.webp", "wrong-format/logo.svg", "truncated-corrupt/truncated_jpeg.jpg"])
+          arguments: ["wrong-format/cogs.gif", "wrong-format/sample.tif", "wrong-format/logo.svg", "truncated-corrupt/truncated_jpeg.jpg"])
     func refusedImagesLeaveNothing(path: String) async throws {
         let (_, token) = try await s.signUp()
         // Sent without claiming an image type: one its bytes contradict is refused before decoding
@@ -124,6 +124,32 @@ import PhotoWallCrypto
             #expect(c.json["width"]?.intValue == expected.0 && c.json["height"]?.intValue == expected.1, "\(name): \(c.text)")
         }
         #expect(digests.count == 12, "twelve different pictures")
+    }
+
+    /// An iPhone HEIC (2566x3313 upright, 512x512 grid, Display P3) and a WebP (550x368): the original
+    /// is stored and served with its own type; thumbnail and display are JPEGs of the upright size.
+    @Test(.enabled(if: TestPaths.corpus != nil, "SKIPPED: the shared image corpus is not present"),
+          arguments: [("wrong-format/iphone_IMG_5195.HEIC", "photo.heic", "image/heic", 2566, 3313, [198, 256], [836, 1080]),
+                      ("wrong-format/1.webp", "web.webp", "image/webp", 550, 368, [256, 171], [550, 368])])
+    func heicAndWebPGetThumbnails(_ c: (String, String, String, Int, Int, [Int], [Int])) async throws {
+        let (path, fileName, type, width, height, thumbSize, displaySize) = c
+        let (_, token) = try await s.signUp()
+        let bytes = try corpusFile(path)
+        let up = try await s.request("POST", "/files/\(fileName)", body: bytes, key: .session(token), headers: ["Content-Type": type])
+        let name = try #require(up.json["name"]?.stringValue, "\(up.text)")
+        let created = try await s.request("POST", "/classes/WallImage", json: ["image": ["__type": "File", "name": .string(name)]],
+                                          key: .session(token))
+        #expect(created.status == 201, "\(created.text)")
+        #expect(created.json["width"] == .number(Double(width)) && created.json["height"] == .number(Double(height)), "\(created.text)")
+        let original = try await s.request("GET", try #require(up.json["url"]?.stringValue), key: .session(token))
+        #expect(original.status == 200 && original.header("Content-Type") == type && original.body == bytes,
+                "\(original.status) \(original.header("Content-Type") ?? "-") \(original.body.count)")
+        for (field, size) in [("thumbnail", thumbSize), ("display", displaySize)] {
+            let file = try await s.request("GET", try #require(created.json[field]?["url"]?.stringValue), key: .none)
+            #expect(file.header("Content-Type") == "image/jpeg")
+            let got = try #require(jpegSize(file.body))
+            #expect([got.0, got.1] == size, "\(field) of \(path): \(got)")
+        }
     }
 
     @Test func missingImageFileIsRefused() async throws {

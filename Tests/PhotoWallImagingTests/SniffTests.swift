@@ -12,6 +12,12 @@ struct SniffTests {
         ([0, 0, 0, 0x1C] + Array("ftypavif".utf8) + [0, 0, 0, 0] + Array("avifmif1miaf".utf8), .avif),
         ([0, 0, 0, 0x18] + Array("ftypheic".utf8) + [0, 0, 0, 0] + Array("mif1heic".utf8), .heic),
         ([0, 0, 0, 0x18] + Array("ftypmif1".utf8) + [0, 0, 0, 0] + Array("mif1heic".utf8), .heic),
+        ([0, 0, 0, 0x18] + Array("ftypheix".utf8) + [0, 0, 0, 0] + Array("mif1heix".utf8), .heic),
+        ([0, 0, 0, 0x18] + Array("ftypmsf1".utf8) + [0, 0, 0, 0] + Array("msf1hevc".utf8), .heic),
+        ([0, 0, 0, 0x18] + Array("ftypmif1".utf8) + [0, 0, 0, 0] + Array("mif1miaf".utf8), .heif),
+        ([0, 0, 0, 0x14] + Array("ftypmsf1".utf8) + [0, 0, 0, 0] + Array("msf1".utf8), .heif),
+        ([0, 0, 0, 0x18] + Array("ftypavis".utf8) + [0, 0, 0, 0] + Array("avismsf1".utf8), .avif),
+        ([0, 0, 0, 0x18] + Array("ftypisom".utf8) + [0, 0, 0, 0] + Array("isommp41".utf8), .unknown),
         (Array("%PDF-1.4\n".utf8), .pdf),
         ([0x49, 0x49, 0x2A, 0x00, 8, 0, 0, 0], .tiff),
         ([0x4D, 0x4D, 0x00, 0x2A, 0, 0, 0, 8], .tiff),
@@ -30,9 +36,10 @@ struct SniffTests {
         #expect(ImageSniffer.sniff(Self.cases[i].0) == Self.cases[i].1)
     }
 
-    @Test("non-JPEG/PNG types are refused as unsupported, naming the type")
+    @Test("types PhotoWall cannot decode are refused as unsupported, naming the type")
     func unsupportedMessage() throws {
-        for (bytes, type) in Self.cases where type != .jpeg && type != .png && type != .unknown {
+        #expect(ImageType.allCases.filter(\.isDecodable) == [.jpeg, .png, .webp, .avif, .heic, .heif])
+        for (bytes, type) in Self.cases where !type.isDecodable && type != .unknown {
             do {
                 _ = try Thumbnailer.makeThumbnail(from: bytes + [UInt8](repeating: 0, count: 64))
                 Issue.record("\(type) was accepted")

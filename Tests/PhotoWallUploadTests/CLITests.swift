@@ -172,11 +172,11 @@ import Testing
             let text = try TestFiles.write(Array("hello, world\n".utf8), named: "notes.png", in: home)
             let r = try await onThread { try cli.run(["upload", gif]) }
             #expect(r.code == 3)
-            #expect(r.stderr == "photowall upload: \(gif): unsupported type (GIF); only JPEG and PNG can be posted\n")
+            #expect(r.stderr == "photowall upload: \(gif): unsupported type (GIF); only JPEG, PNG, WebP, HEIC and AVIF can be posted\n")
             #expect(r.stdout.range(of: #"^0 uploaded, 1 refused \(unsupported type\); 0 B in \d+\.\d s\n$"#, options: .regularExpression) != nil, "\(r.stdout)")
             let r2 = try await onThread { try cli.run(["upload", text]) }
             #expect(r2.code == 3)
-            #expect(r2.stderr == "photowall upload: \(text): unsupported type (not an image); only JPEG and PNG can be posted\n")
+            #expect(r2.stderr == "photowall upload: \(text): unsupported type (not an image); only JPEG, PNG, WebP, HEIC and AVIF can be posted\n")
             #expect(cli.resumeStates.isEmpty, "nothing was started")
             let missing = try await onThread { try cli.run(["upload", home + "/nope.png"]) }
             #expect(missing.code == 66)

@@ -275,8 +275,8 @@ def test_stranger_does_not_see_the_photo(stack, browser):
     shot(d, "03-stranger-3-wall")
     # Not a photo: refused in the page, said plainly.
     item = upload(d, os.path.join(ROOT, "Samples", "facebook", "README.md"))
-    assert item.find_element(By.CLASS_NAME, "upload-status").text == "Failed: only JPEG and PNG photos can be shared."
-    assert d.find_element(By.ID, "notice").text == "README.md: only JPEG and PNG photos can be shared."
+    assert item.find_element(By.CLASS_NAME, "upload-status").text == "Failed: only JPEG, PNG, WebP, HEIC and AVIF photos can be shared."
+    assert d.find_element(By.ID, "notice").text == "README.md: only JPEG, PNG, WebP, HEIC and AVIF photos can be shared."
     # Text named .jpg: its first bytes give it away, so nothing is sent; the failed row can be dismissed.
     fake = os.path.join(stack["data"], "notaphoto.jpg")
     with open(fake, "w") as f:
@@ -284,7 +284,7 @@ def test_stranger_does_not_see_the_photo(stack, browser):
     item = upload(d, fake)
     wait(d).until(lambda _: "failed" in item.get_attribute("class").split())
     assert item.find_element(By.CLASS_NAME, "upload-status").text == \
-        "Failed: this file is not a JPEG or PNG photo (its contents say otherwise)."
+        "Failed: this file is not a JPEG, PNG, WebP, HEIC or AVIF photo (its contents say otherwise)."
     assert item.get_attribute("data-upload-url") is None, "no tus upload was created for it"
     assert "failed" in d.find_element(By.ID, "upload-live").get_attribute("textContent")
     shot(d, "03-stranger-3b-not-a-photo")

@@ -225,7 +225,7 @@ def test_finished_lines_keep_the_id_and_the_batch_ends_with_a_summary(server, ho
     long_line = next(l for l in done if not l.startswith("b.png"))
     assert "…" in long_line and long_line.split("  done:")[0].endswith("0001.png"), long_line
     assert re.fullmatch(r"2 uploaded, 1 refused \(unsupported type\); 2\.\d MiB in \d+\.\d s", lines[-1]), lines[-1]
-    assert stderr == f"photowall upload: {gif}: unsupported type (GIF); only JPEG and PNG can be posted\n"
+    assert stderr == f"photowall upload: {gif}: unsupported type (GIF); only JPEG, PNG, WebP, HEIC and AVIF can be posted\n"
 
 
 @pytest.mark.parametrize("columns", [80, 120])

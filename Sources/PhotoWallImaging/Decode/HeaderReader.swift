@@ -1,8 +1,10 @@
 /// Sniffs and reads a header: the first step of every thumbnail.
 enum HeaderReader {
-    /// - Throws: `.unsupportedType` for anything but JPEG/PNG; `.corrupt` or
-    ///   `.truncated` when the header itself is damaged.
-    static func read(_ bytes: UnsafeRawBufferPointer) throws(ImagingError) -> ImageHeader {
+    /// - Throws: `.unsupportedType` for a type that is not decodable (see `ImageType.isDecodable`);
+    ///   `.corrupt` or `.truncated` when the header itself is damaged; `.tooLarge` for libheif's
+    ///   security limits (`maxSidePixels` per side).
+    static func read(_ bytes: UnsafeRawBufferPointer, maxSidePixels: Int = ThumbnailOptions().maxSidePixels)
+        throws(ImagingError) -> ImageHeader {
         let type = ImageSniffer.sniff(bytes)
         switch type {
         case .jpeg:
@@ -13,6 +15,12 @@ enum HeaderReader {
             let h = try PNGHeaderParser.parse(bytes)
             return ImageHeader(type: .png, width: h.width, height: h.height,
                                orientation: h.orientation, isProgressive: h.interlaced)
+        case .webp:
+            let info = try WebPDecoder.readInfo(bytes)
+            return ImageHeader(type: .webp, width: info.width, height: info.height,
+                               orientation: info.orientation, isProgressive: false)
+        case .heic, .heif, .avif:
+            return try HEIFDecoder(bytes, type: type, maxSidePixels: maxSidePixels).header
         default:
             if looksLikeDamagedPNGSignature(bytes) {
                 throw .corrupt(.png, "damaged PNG signature (was the file transferred in text mode?)")

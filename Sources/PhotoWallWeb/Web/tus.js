@@ -40,6 +40,7 @@ export class TusUpload {
    */
   constructor(file, opts) {
     this.file = file;
+    this.type = opts.type || file.type || 'application/octet-stream'; // sent as the upload's filetype
     this.endpoint = opts.endpoint;
     this.headers = opts.headers;
     this.key = fingerprint(file, opts.userId);
@@ -211,7 +212,7 @@ export class TusUpload {
   }
 
   async create() {
-    const metadata = `filename ${base64(this.file.name)},filetype ${base64(this.file.type || 'application/octet-stream')}`;
+    const metadata = `filename ${base64(this.file.name)},filetype ${base64(this.type)}`;
     const res = await this.fetch(this.endpoint, {
       method: 'POST',
       headers: { ...this.headers(), 'Tus-Resumable': '1.0.0', 'Upload-Length': String(this.file.size), 'Upload-Metadata': metadata },

@@ -8,7 +8,9 @@ import { TusUpload, pendingUploads, fingerprint, STORE_PREFIX } from './tus.js';
 import { keepPendingFile, dropPendingFile, pendingFiles } from './pending.js';
 
 const $ = (id) => document.getElementById(id);
-const TYPES = new Set(['image/jpeg', 'image/png']);
+const TYPES = new Set(['image/jpeg', 'image/png', 'image/webp', 'image/heic', 'image/heif', 'image/avif']);
+/** Browsers that don't know HEIC/AVIF give such files an empty type; their name and bytes decide. */
+const UNTYPED = /\.(heic|heif|hif|avif|webp)$/i;
 const MiB = 1024 * 1024;
 const setting = (name, fallback) => { const v = Number(localStorage.getItem(`photowall.${name}`)); return Number.isFinite(v) && v > 0 ? v : fallback; };
 /** After the retries of one attempt are used up, the next attempt starts this much later (or when the browser comes online). */
@@ -16,13 +18,25 @@ const RESUME_MS = setting('resumeMs', 30_000);
 /** Finished and cancelled rows fade out after this long (not while pointed at or focused). */
 const DONE_ROW_MS = setting('doneRowMs', 8_000);
 
-/** Whether the file starts like a JPEG (FF D8 FF) or a PNG (89 'PNG' 0D 0A 1A 0A), read from its
- *  first bytes, so a renamed text file is refused before any byte is sent. */
-async function looksLikePhoto(file) {
-  const b = new Uint8Array(await file.slice(0, 8).arrayBuffer());
-  const jpeg = b[0] === 0xFF && b[1] === 0xD8 && b[2] === 0xFF;
-  const png = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A].every((v, i) => b[i] === v);
-  return jpeg || png;
+/** The photo type the file's first bytes say (as the server's Sniff.swift): JPEG (FF D8 FF),
+ *  PNG (89 'PNG' 0D 0A 1A 0A), WebP ('RIFF' size 'WEBP'), or an ISO-BMFF 'ftyp' box whose brands
+ *  name AVIF (avif/avis), HEIC (heic/heix/hevc/hevx/heim/heis/hevm/hevs) or HEIF (mif1/msf1);
+ *  null otherwise, so a renamed text file is refused before any byte is sent. */
+async function photoType(file) {
+  const b = new Uint8Array(await file.slice(0, 256).arrayBuffer());
+  const ascii = (from, to) => String.fromCharCode(...b.slice(from, to));
+  if (b[0] === 0xFF && b[1] === 0xD8 && b[2] === 0xFF) return 'image/jpeg';
+  if ([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A].every((v, i) => b[i] === v)) return 'image/png';
+  if (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP') return 'image/webp';
+  if (b.length < 16 || ascii(4, 8) !== 'ftyp') return null;
+  const boxSize = ((b[0] << 24) | (b[1] << 16) | (b[2] << 8) | b[3]) >>> 0;
+  const end = Math.min(Math.max(boxSize, 16), b.length);
+  const brands = [ascii(8, 12)];
+  for (let at = 16; at + 4 <= end; at += 4) brands.push(ascii(at, at + 4));
+  if (brands.some((x) => x === 'avif' || x === 'avis')) return 'image/avif';
+  if (brands.some((x) => ['heic', 'heix', 'hevc', 'hevx', 'heim', 'heis', 'hevm', 'hevs'].includes(x))) return 'image/heic';
+  if (brands.some((x) => x === 'mif1' || x === 'msf1')) return 'image/heif';
+  return null;
 }
 
 function size(bytes) {
@@ -239,9 +253,12 @@ export class Uploader {
       this.notify(`${file.name}: ${message}`);
       this.action(li, 'dismiss', () => this.dismiss(li));
     };
-    if (!TYPES.has(file.type)) { fail('only JPEG and PNG photos can be shared.'); return; }
+    if (!TYPES.has(file.type) && !(file.type === '' && UNTYPED.test(file.name))) {
+      fail('only JPEG, PNG, WebP, HEIC and AVIF photos can be shared.'); return;
+    }
     if (file.size === 0) { fail('the file is empty.'); return; }
-    if (!(await looksLikePhoto(file))) { fail('this file is not a JPEG or PNG photo (its contents say otherwise).'); return; }
+    const type = await photoType(file);
+    if (!type) { fail('this file is not a JPEG, PNG, WebP, HEIC or AVIF photo (its contents say otherwise).'); return; }
     if (this.config.maxUploadBytes && file.size > this.config.maxUploadBytes) {
       fail(`the file is larger than the server accepts (${size(this.config.maxUploadBytes)}).`); return;
     }
@@ -266,6 +283,7 @@ export class Uploader {
 
     const rate = new Rate();
     const tus = new TusUpload(file, {
+      type,
       endpoint: `${this.config.serverPath}/uploads`,
       headers: () => ({ 'X-Parse-Application-Id': this.config.appId, 'X-Parse-Session-Token': this.session.sessionToken }),
       userId: this.session.objectId,
