@@ -67,8 +67,17 @@ public struct FileRecord: Sendable, Equatable {
     /// Lowercase hex SHA-256 of the content; the HTTP `ETag` is derived from it.
     public var sha256: String
     public var createdAt: ParseDate
-    public init(name: String, contentType: String, byteCount: Int64, sha256: String, createdAt: ParseDate) {
+    /// The `_User` objectId the file belongs to: its uploader, or for a photo's thumbnail and
+    /// display the photo's author; nil for master-key uploads (and files from before owners).
+    /// Only the owner may put the file into an object (the master key excepted).
+    public var owner: String?
+    /// Made by the server for an object not stored yet (a photo's thumbnail and display, recorded
+    /// before their bytes and the object); cleared once the object is stored. A crash in between
+    /// leaves it set, and the orphan sweep removes such files that no object names.
+    public var unclaimed: Bool
+    public init(name: String, contentType: String, byteCount: Int64, sha256: String, createdAt: ParseDate, owner: String? = nil,
+                unclaimed: Bool = false) {
         self.name = name; self.contentType = contentType; self.byteCount = byteCount
-        self.sha256 = sha256; self.createdAt = createdAt
+        self.sha256 = sha256; self.createdAt = createdAt; self.owner = owner; self.unclaimed = unclaimed
     }
 }
