@@ -178,9 +178,13 @@ public final class ObjectService: Sendable {
         for (k, v) in outcome?.fields ?? [:] { body[k] = v }
         var changed: [String: JSON] = [:]
         do {
+            // New fields of a declared class, checked on the stored object as it would become
+            // (outside the transaction: the schema look-up may need its own connection).
+            var preview = original.fields
+            _ = try ops.apply(body, to: &preview)
+            try checkAddField(className: className, fields: preview, auth: writer)
             let stored = try database.update(className: className, objectId: objectId, writers: auth.permissions) { (object: inout StoredObject) throws(ParseError) in
                 changed = try ops.apply(body, to: &object.fields)
-                try self.checkAddField(className: className, fields: object.fields, auth: writer)
                 for (k, v) in internalFields { object.fields[k] = v }
                 if let newACL { object.acl = newACL }
                 object.updatedAt = ParseDate.now()
