@@ -42,17 +42,24 @@ import Testing
                 }
             }
             group.addTask {
-                // Kill while saves are thumbnailing: once a few have gone through (not after a fixed time).
-                for _ in 0..<600 where saved.snapshot().0.count < 4 { try? await Task.sleep(for: .milliseconds(50)) }
+                // Kill in the gap the finding hit: as soon as a save's derived files are stored but its
+                // photo isn't (more derived files than twice the saves acknowledged); 60 s at the latest.
+                let deadline = Date().addingTimeInterval(60)
+                while Date() < deadline {
+                    let derived = (try? s.storedFileNames().filter { $0.contains("_thumbnail.") || $0.contains("_display.") }.count) ?? 0
+                    if derived > 2 * saved.snapshot().0.count { break }
+                    try? await Task.sleep(for: .milliseconds(2))
+                }
                 s.kill(SIGKILL)
             }
         }
         try await Task.sleep(for: .milliseconds(1100))  // older than --upload-orphan-age
         try s.start()
-        // The sweep runs at start, beside the requests: wait for it (bounded), then check.
+        // The sweep runs at start, beside the requests: wait for it (at most 30 s), then check.
+        let deadline = Date().addingTimeInterval(30)
         var left = try await unnamedDerivedFiles(s)
-        for _ in 0..<100 where !left.isEmpty {
-            try await Task.sleep(for: .milliseconds(200))
+        while !left.isEmpty && Date() < deadline {
+            try await Task.sleep(for: .seconds(1))
             left = try await unnamedDerivedFiles(s)
         }
         #expect(left.isEmpty, "thumbnails no photo names: \(left)")
@@ -94,7 +101,8 @@ import Testing
         try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSinceNow: -3600)], ofItemAtPath: part)
         s.stop()
         try s.start()
-        for _ in 0..<100 where s.localPartFileExists(id) { try await Task.sleep(for: .milliseconds(100)) }
+        let deadline = Date().addingTimeInterval(30)
+        while s.localPartFileExists(id) && Date() < deadline { try await Task.sleep(for: .milliseconds(100)) }
         #expect(!s.localPartFileExists(id))
         // Deleting the file frees its bytes: nothing else links them.
         #expect(try await s.request("DELETE", "/files/\(name)", key: .master(nil)).status == 200)
