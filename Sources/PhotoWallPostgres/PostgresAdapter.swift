@@ -125,6 +125,13 @@ public final class PostgresAdapter: DatabaseAdapter, FriendGraphStore {
         """
         ALTER TABLE "_FILES" ADD COLUMN IF NOT EXISTS "originalName" text, ADD COLUMN IF NOT EXISTS "declaredType" text;
         """,
+        // File owners (the uploader's _User objectId; NULL for master-key uploads and older files).
+        """
+        ALTER TABLE "_FILES" ADD COLUMN IF NOT EXISTS owner text;
+        CREATE INDEX IF NOT EXISTS "i_FILES_owner" ON "_FILES"(owner) WHERE owner IS NOT NULL;
+        ALTER TABLE "_FILES" ADD COLUMN IF NOT EXISTS unclaimed boolean NOT NULL DEFAULT false;
+        CREATE INDEX IF NOT EXISTS "i_FILES_unclaimed" ON "_FILES"("createdAt") WHERE unclaimed;
+        """,
     ]
 
     /// The friend feed's own columns on `WallImage`: the author (`userFBId`) as a stored generated

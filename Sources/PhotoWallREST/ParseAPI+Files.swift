@@ -24,7 +24,7 @@ extension ParseAPI {
                 guard credentials.isAuthorized(config) else { throw PlainError.unauthorized }
                 let auth = try authenticate(credentials, segments: ["files"])
                 guard auth.isMaster || auth.user != nil else { throw ParseError(.fileSaveError, "File upload by public is disabled.") }
-                let upload = try files.beginUpload(name: name, contentType: head.headers["Content-Type"])
+                let upload = try files.beginUpload(name: name, contentType: head.headers["Content-Type"], owner: auth.userId)
                 return .sink(FileUploadSink(upload))
             } catch {
                 return .respond(Render.error(error, logger: logger, requestID: head.requestID))

@@ -41,6 +41,12 @@ public protocol DatabaseAdapter: Sendable {
     func file(named name: String) throws(ParseError) -> FileRecord?
     /// - Returns: false when there was no such file.
     func deleteFile(named name: String) throws(ParseError) -> Bool
+    /// Names of up to `limit` files whose `owner` is `owner` (a `_User` objectId), oldest first.
+    func fileNames(ownedBy owner: String, limit: Int) throws(ParseError) -> [String]
+    /// Names of up to `limit` files still `unclaimed`, recorded before `date`, oldest first.
+    func unclaimedFileNames(before date: ParseDate, limit: Int) throws(ParseError) -> [String]
+    /// Clears `unclaimed` on the named files (their object is stored).
+    func claimFiles(named names: [String]) throws(ParseError)
 
     // Resumable uploads (tus): durable state, so uploads survive restarts.
     func insertUpload(_ upload: UploadRecord) throws(ParseError)

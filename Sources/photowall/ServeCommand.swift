@@ -64,8 +64,10 @@ enum ServeCommand {
           --upload-expiry SECONDS          an unfinished resumable upload expires after this idle time (PHOTOWALL_UPLOAD_EXPIRY; default 86400)
           --upload-reaper-interval SECONDS how often expired uploads are removed (PHOTOWALL_UPLOAD_REAPER_INTERVAL; default 60)
           --upload-orphan-age SECONDS      upload storage no record refers to (a crash between steps; on S3 also
-                                           multipart uploads of POST /files bodies that died) is removed once
-                                           this old, at start and hourly (PHOTOWALL_UPLOAD_ORPHAN_AGE; default 86400)
+                                           multipart uploads of POST /files bodies that died), parts of completed
+                                           uploads, and thumbnails no photo names (a crash while saving it) are
+                                           removed once this old, at start and hourly (PHOTOWALL_UPLOAD_ORPHAN_AGE;
+                                           default 86400)
           --upload-stall-timeout SECONDS   a PATCH that received nothing for this long gives way to a newer PATCH
                                            of the same upload (PHOTOWALL_UPLOAD_STALL_TIMEOUT; default 5)
 
@@ -222,7 +224,9 @@ enum ServeCommand {
         let fileAccess = FileAccess(masterKey: config.masterKey, database: database, wall: wall)
         objects.setRules(ObjectService.Rules(readScopes: wall.readScopes, deleteGrants: wall.deleteGrants,
                                              renderHooks: ["WallImage": { fileAccess.signWallFiles(&$0) }],
-                                             restrictedViews: wall.restrictedViews))
+                                             restrictedViews: wall.restrictedViews,
+                                             writeRules: wall.writeRules.merging(["_User": .user]) { a, _ in a },
+                                             afterDelete: wall.afterDelete(files: files, logger: logger)))
         let users = try UserService(objects: objects, providers: providers, friends: friends, logger: logger)
         // Crossovers: PostgreSQL ~700 (social-and-uploads.md §5.4); SQLite ~300 with the covering feed table
         // (measured with scripts/bench_feed.py: at 500 friends the time walk is 2x faster than 501 probes).
@@ -244,7 +248,10 @@ enum ServeCommand {
         let uploads = UploadService(database: database, parts: try Self.uploadParts(for: store, dataDir: dataDir), files: files,
                                     config: config, expirySeconds: expirySeconds,
                                     writerStallLimit: .milliseconds(Int64(stallSeconds * 1000)), logger: logger)
-        uploads.startReaper(intervalSeconds: reaperSeconds, orphanAgeSeconds: orphanSeconds)
+        // Thumbnails of a photo whose save died with the process go with the other leftovers.
+        uploads.startReaper(intervalSeconds: reaperSeconds, orphanAgeSeconds: orphanSeconds, otherSweeps: [{ cutoff in
+            files.removeUnclaimed(before: cutoff, className: "WallImage", fields: FileAccess.wallFileFields, logger: logger)
+        }])
         let api = ParseAPI(config: config, objects: objects, users: users, files: files, uploads: uploads,
                            fileAccess: fileAccess, functions: ["feed": feed.function], logger: logger)
         var apiRouter = Router()

@@ -22,7 +22,7 @@ import PhotoWallCore
                                 let r = try await s.request("POST", "/files/p\(w)_\(i).jpg", body: photo, key: .session(token), headers: ["Content-Type": "image/jpeg"])
                                 if r.status == 201, let n = r.json["name"]?.stringValue { acknowledged.addFile(n) } else { return }
                             } else {
-                                let r = try await s.request("POST", "/classes/WallImage", json: ["caption": .string("w\(w)"), "i": .number(Double(i))], key: .session(token))
+                                let r = try await s.request("POST", "/classes/WallImage", json: ["caption": .string("w\(w)-\(i)")], key: .session(token))
                                 if r.status == 201, let id = r.json["objectId"]?.stringValue { acknowledged.addObject(id) } else { return }
                             }
                         } catch { return }

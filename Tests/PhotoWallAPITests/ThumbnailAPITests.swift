@@ -152,12 +152,16 @@ import PhotoWallCrypto
         }
     }
 
+    /// A missing file is answered as another user's file is (101), so names don't leak; with the
+    /// master key (no ownership check) the thumbnailer reports it (130).
     @Test func missingImageFileIsRefused() async throws {
         let (_, token) = try await s.signUp()
-        let c = try await s.request("POST", "/classes/WallImage", json: [
-            "image": ["__type": "File", "name": "00000000000000000000000000000000_nope.jpg"],
-        ], key: .session(token))
-        #expect(c.status == 400)
-        #expect(c.json["code"] == 130)
+        let missing: JSON = ["image": ["__type": "File", "name": "00000000000000000000000000000000_nope.jpg"]]
+        let c = try await s.request("POST", "/classes/WallImage", json: missing, key: .session(token))
+        #expect(c.status == 404)
+        #expect(c.json == ["code": 101, "error": "File not found: 00000000000000000000000000000000_nope.jpg."])
+        let m = try await s.request("POST", "/classes/WallImage", json: missing, key: .master(nil))
+        #expect(m.status == 400)
+        #expect(m.json["code"] == 130)
     }
 }

@@ -25,7 +25,7 @@ struct PostgresAdapterTests {
         let again = try PostgresAdapter(url: url, maxConnections: 1)
         #expect(try again.schema(of: "_User") == nil)
         let conn = try PostgresConnection(conninfo: url)
-        #expect(try conn.query("SELECT max(version) FROM \"_MIGRATIONS\"").first?[0] == "6")
+        #expect(try conn.query("SELECT max(version) FROM \"_MIGRATIONS\"").first?[0] == "7")
     }
 
     @Test func schemaMismatchIs111AndRollsBack() throws {
@@ -180,7 +180,7 @@ struct PostgresAdapterTests {
         #expect(try db.file(named: "abc_x.jpg") == nil)
         // The client's own name and a declared type its bytes contradicted are kept.
         let named = FileRecord(name: "def_y.jpg", contentType: "image/gif", byteCount: 1, sha256: "01", createdAt: ParseDate(millisecondsSince1970: 6),
-                               originalName: "y (1) 灯泡.jpg", declaredType: "image/jpeg")
+                               originalName: "y (1) 灯泡.jpg", declaredType: "image/jpeg", owner: "u1", unclaimed: true)
         try db.insertFile(named)
         #expect(try db.file(named: "def_y.jpg") == named)
         #expect(try !db.deleteFile(named: "abc_x.jpg"))

@@ -107,7 +107,7 @@ import PhotoWallTesting
 
     @Test func uploadColumnsAreAddedToAnOlderDatabase() throws {
         // A database from before the lease columns (migration 5 and later undone) gains them and the
-        // later columns (the file record's original name and declared type), keeping its rows.
+        // later columns (the file record's original name, declared type, owner and claim), keeping its rows.
         let path = dir + "/old.sqlite"
         let file = FileRecord(name: "abc_x.jpg", contentType: "image/jpeg", byteCount: 3, sha256: "00", createdAt: ParseDate(millisecondsSince1970: 5))
         do {
@@ -123,6 +123,8 @@ import PhotoWallTesting
                     ALTER TABLE _UPLOADS DROP COLUMN partState; ALTER TABLE _UPLOADS DROP COLUMN digestState;
                     ALTER TABLE _UPLOADS DROP COLUMN writer; ALTER TABLE _UPLOADS DROP COLUMN writerSeenAt;
                     ALTER TABLE _FILES DROP COLUMN originalName; ALTER TABLE _FILES DROP COLUMN declaredType;
+                    DROP INDEX i_FILES_owner; DROP INDEX i_FILES_unclaimed;
+                    ALTER TABLE _FILES DROP COLUMN owner; ALTER TABLE _FILES DROP COLUMN unclaimed;
                     PRAGMA user_version = 4;
                     """)
             }
@@ -132,7 +134,7 @@ import PhotoWallTesting
         #expect(u.offset == 2 && u.partState == "" && u.digestState == nil && u.writer == nil)
         #expect(try db.file(named: "abc_x.jpg") == file)
         let named = FileRecord(name: "def_y.jpg", contentType: "image/gif", byteCount: 1, sha256: "01", createdAt: ParseDate(millisecondsSince1970: 6),
-                               originalName: "y (1) 灯泡.jpg", declaredType: "image/jpeg")
+                               originalName: "y (1) 灯泡.jpg", declaredType: "image/jpeg", owner: "u1", unclaimed: true)
         try db.insertFile(named)
         #expect(try db.file(named: "def_y.jpg") == named)
     }

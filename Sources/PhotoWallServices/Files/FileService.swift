@@ -70,19 +70,20 @@ public final class FileService: Sendable {
         return ext.isEmpty ? stem : stem + "." + ext
     }
 
-    /// Starts an upload of a file named `name` (validated) with the client's `Content-Type`.
+    /// Starts an upload of a file named `name` (validated) with the client's `Content-Type`, owned
+    /// by `owner` (the uploader's `_User` objectId; nil for the master key).
     ///
     /// The stored name is `<32 hex>_<safe form of name>` (see `safeForm`), with `.<ext>` appended when
     /// the name has no known extension and the type has one; the client's name is kept in the record
     /// (`FileRecord.originalName`). The stored type comes from the first bytes for the image types we
     /// know (see `storedType`), else the sent type, else a guess from the name.
     /// - Throws: 122 for a bad name; 130 when the store can't accept it.
-    public func beginUpload(name: String, contentType: String?) throws(ParseError) -> FileUpload {
+    public func beginUpload(name: String, contentType: String?, owner: String? = nil) throws(ParseError) -> FileUpload {
         try Self.validate(name: name)
         let sentType = Self.mediaType(contentType)
         let stored = Self.storedName(for: name, contentType: sentType)
         let type = sentType ?? MimeTypes.type(forName: stored) ?? "application/octet-stream"
-        return FileUpload(name: stored, originalName: name, contentType: type, writer: try store.makeWriter(for: stored))
+        return FileUpload(name: stored, originalName: name, contentType: type, owner: owner, writer: try store.makeWriter(for: stored))
     }
 
     /// `image/jpeg` from `image/jpeg; charset=…`; nil when empty.
@@ -159,7 +160,7 @@ public final class FileService: Sendable {
         let (type, mismatch) = Self.storedType(declared: upload.contentType, firstBytes: upload.firstBytes)
         let record = FileRecord(name: upload.name, contentType: type, byteCount: upload.writer.byteCount,
                                 sha256: upload.digest.finalize().hexString, createdAt: ParseDate.now(),
-                                originalName: upload.originalName, declaredType: mismatch)
+                                originalName: upload.originalName, declaredType: mismatch, owner: upload.owner)
         do {
             try database.insertFile(record)
         } catch {
@@ -169,10 +170,10 @@ public final class FileService: Sendable {
         return record
     }
 
-    /// Stores bytes made by the server (thumbnails) as a Parse file named `<32 hex>_<name>`.
+    /// Stores bytes made by the server (thumbnails) as a Parse file named `<32 hex>_<name>`, owned by `owner`.
     /// - Throws: 130 when storing fails (nothing is left behind).
-    public func store(_ bytes: [UInt8], name: String, contentType: String) throws(ParseError) -> FileRecord {
-        let upload = try beginUpload(name: name, contentType: contentType)
+    public func store(_ bytes: [UInt8], name: String, contentType: String, owner: String? = nil) throws(ParseError) -> FileRecord {
+        let upload = try beginUpload(name: name, contentType: contentType, owner: owner)
         let failure = bytes.withUnsafeBytes { b -> ParseError? in
             do throws(ParseError) { try upload.write(b); return nil } catch { return error }
         }
@@ -181,6 +182,74 @@ public final class FileService: Sendable {
             throw failure
         }
         return try finish(upload)
+    }
+
+    /// Stores bytes the server made for an object not stored yet (a photo's thumbnail and display)
+    /// as a Parse file named `<32 hex>_<name>`, owned by `owner`: the record comes first, marked
+    /// `unclaimed`, then the bytes, so a crash at any point leaves a record the orphan sweep
+    /// (`removeUnclaimed`) finds. Call `claim` once the object naming it is stored.
+    /// - Throws: 130 when storing fails (nothing is left behind).
+    public func storeUnclaimed(_ bytes: [UInt8], name: String, contentType: String, owner: String?) throws(ParseError) -> FileRecord {
+        let stored = Self.storedName(for: name, contentType: contentType)
+        let record = FileRecord(name: stored, contentType: contentType, byteCount: Int64(bytes.count),
+                                sha256: Digest.hash(.sha256, bytes).hexString, createdAt: ParseDate.now(), owner: owner, unclaimed: true)
+        do {
+            try database.insertFile(record)
+        } catch {
+            throw ParseError(.fileSaveError, "Could not store file: \(stored).", cause: error)
+        }
+        do throws(ParseError) {
+            let writer = try store.makeWriter(for: stored)
+            let failure = bytes.withUnsafeBytes { b -> ParseError? in
+                do throws(ParseError) { try writer.write(b); try writer.commit(); return nil } catch { return error }
+            }
+            if let failure {
+                writer.abort()
+                throw failure
+            }
+        } catch {
+            _ = try? database.deleteFile(named: stored)
+            throw error
+        }
+        return record
+    }
+
+    /// Marks server-made files as belonging to a stored object (see `storeUnclaimed`). Failures are
+    /// logged: the sweep keeps files an object names.
+    public func claim(_ names: [String], logger: Logger) {
+        do { try database.claimFiles(named: names) } catch {
+            logger.warning("could not mark files as claimed", ["files": names.joined(separator: ","), "cause": "\(error)"])
+        }
+    }
+
+    /// Removes files still unclaimed that were recorded before `cutoff` and that no object of
+    /// `className` names in `fields` (a crash between making a photo's thumbnails and storing the
+    /// photo); named ones are claimed instead. - Returns: how many were removed.
+    @discardableResult
+    public func removeUnclaimed(before cutoff: ParseDate, className: String, fields: [String], logger: Logger) -> Int {
+        var removed = 0
+        do throws(ParseError) {
+            while true {
+                let names = try database.unclaimedFileNames(before: cutoff, limit: 200)
+                if names.isEmpty { break }
+                var named: [String] = []
+                for name in names {
+                    let byName: PhotoWallStorage.Predicate = .or(fields.map { .compare("\($0).name", .eq, .string(name)) })
+                    if try !database.find(StoredQuery(className: className, predicate: byName, limit: 1, readers: nil)).isEmpty {
+                        named.append(name)
+                        continue
+                    }
+                    _ = try database.deleteFile(named: name)
+                    _ = try? store.delete(name)
+                    removed += 1
+                }
+                try database.claimFiles(named: named)
+            }
+        } catch {
+            logger.warning("unclaimed file sweep failed", ["cause": "\(error)"])
+        }
+        if removed > 0 { logger.info("removed unclaimed files", ["count": "\(removed)"]) }
+        return removed
     }
 
     /// A stored file's metadata (no byte is touched: on S3, nothing is downloaded), or nil.
@@ -206,6 +275,31 @@ public final class FileService: Sendable {
         let hadBytes = (try? store.delete(name)) ?? false
         guard hadRecord || hadBytes else { throw ParseError(.fileDeleteError, "Could not delete file.") }
     }
+
+    /// Deletes each named file (record, then bytes) that no object of `className` other than
+    /// `excluding` names in one of `fields` (files may be shared, e.g. by seeded photos).
+    /// Failures are logged, not thrown: the caller's own change is already stored.
+    /// - Returns: the names deleted.
+    @discardableResult
+    public func deleteUnreferenced(_ names: [String], className: String, fields: [String], excluding objectId: String,
+                                   logger: Logger) -> [String] {
+        var deleted: [String] = []
+        for name in Set(names).sorted() {
+            do throws(ParseError) {
+                let byName: PhotoWallStorage.Predicate = .or(fields.map { .compare("\($0).name", .eq, .string(name)) })
+                let others = try database.find(StoredQuery(className: className, predicate: .and([
+                    byName, .compare("objectId", .ne, .string(objectId)),
+                ]), limit: 1, readers: nil))
+                guard others.isEmpty else { continue }
+                try delete(name: name)
+                deleted.append(name)
+            } catch {
+                if error.code == .fileDeleteError { continue }  // already gone
+                logger.warning("could not delete a file", ["file": name, "cause": "\(error)"])
+            }
+        }
+        return deleted
+    }
 }
 
 /// One file upload in progress: bytes go to a private temporary while a SHA-256 is computed.
@@ -219,13 +313,15 @@ public final class FileUpload: @unchecked Sendable {
     public let originalName: String
     /// The declared (or guessed) type; the stored one may come from the bytes (`FileService.storedType`).
     public let contentType: String
+    /// The `FileRecord.owner` the file gets.
+    public let owner: String?
     let writer: any FileWriter
     let digest = Digest(.sha256)
     /// The first `FileService.sniffBytes` bytes, kept as they stream for the type sniffer.
     private(set) var firstBytes: [UInt8] = []
 
-    init(name: String, originalName: String, contentType: String, writer: any FileWriter) {
-        self.name = name; self.originalName = originalName; self.contentType = contentType; self.writer = writer
+    init(name: String, originalName: String, contentType: String, owner: String?, writer: any FileWriter) {
+        self.name = name; self.originalName = originalName; self.contentType = contentType; self.owner = owner; self.writer = writer
     }
 
     public var byteCount: Int64 { writer.byteCount }

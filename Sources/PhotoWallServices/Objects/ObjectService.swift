@@ -4,13 +4,23 @@ import PhotoWallStorage
 /// A hook run on a create or update body before anything is stored (outside any transaction):
 /// it may add fields (in wire form; they override the client's) or refuse the save by throwing.
 /// `undo` is called when the save fails afterwards, so the hook's side effects (e.g. stored
-/// thumbnail files) don't outlive it.
-public typealias BeforeSaveHook = @Sendable (_ className: String, _ body: [String: JSON], _ auth: AuthContext, _ isNew: Bool) throws(ParseError) -> SaveHookOutcome
+/// thumbnail files) don't outlive it. `original` is the stored object an update changes (nil on
+/// create); the body has already passed the class's `ClassWriteRules`, so values equal to the
+/// stored ones are gone from it.
+public typealias BeforeSaveHook = @Sendable (_ className: String, _ body: [String: JSON], _ auth: AuthContext, _ original: StoredObject?) throws(ParseError) -> SaveHookOutcome
+
+/// Runs after an object was deleted (the deletion is committed): removes what belongs to it
+/// (e.g. a photo's comments and files). Failures are the hook's to log; the delete stands.
+public typealias AfterDeleteHook = @Sendable (_ object: StoredObject, _ auth: AuthContext) -> Void
 
 public struct SaveHookOutcome: Sendable {
     public var fields: [String: JSON]
     public var undo: (@Sendable () -> Void)?
-    public init(fields: [String: JSON] = [:], undo: (@Sendable () -> Void)? = nil) { self.fields = fields; self.undo = undo }
+    /// Called once the save is stored (e.g. removing the files the new values replaced).
+    public var afterSave: (@Sendable () -> Void)?
+    public init(fields: [String: JSON] = [:], undo: (@Sendable () -> Void)? = nil, afterSave: (@Sendable () -> Void)? = nil) {
+        self.fields = fields; self.undo = undo; self.afterSave = afterSave
+    }
 }
 
 /// An extra read restriction for a class, beyond ACLs: a predicate every non-master read of the
@@ -56,11 +66,16 @@ public final class ObjectService: Sendable {
         public var renderHooks: [String: @Sendable (inout [String: JSON]) -> Void] = [:]
         /// What non-owners see of a class's objects, and may query (e.g. private `_User`s).
         public var restrictedViews: [String: RestrictedView] = [:]
+        /// What clients may write per class (see `ClassWriteRules`).
+        public var writeRules: [String: ClassWriteRules] = [:]
+        /// Clean-up after a delete per class (see `AfterDeleteHook`).
+        public var afterDelete: [String: AfterDeleteHook] = [:]
         public init(readScopes: [String: ReadScope] = [:], deleteGrants: [String: DeleteGrant] = [:],
                     renderHooks: [String: @Sendable (inout [String: JSON]) -> Void] = [:],
-                    restrictedViews: [String: RestrictedView] = [:]) {
+                    restrictedViews: [String: RestrictedView] = [:],
+                    writeRules: [String: ClassWriteRules] = [:], afterDelete: [String: AfterDeleteHook] = [:]) {
             self.readScopes = readScopes; self.deleteGrants = deleteGrants; self.renderHooks = renderHooks
-            self.restrictedViews = restrictedViews
+            self.restrictedViews = restrictedViews; self.writeRules = writeRules; self.afterDelete = afterDelete
         }
     }
 
@@ -75,6 +90,8 @@ public final class ObjectService: Sendable {
 
     /// Installs read scopes and delete grants (services that need this object build them, hence after init).
     public func setRules(_ r: Rules) { rules.write { $0 = r } }
+
+    func writeRules(for className: String) -> ClassWriteRules? { rules.read { $0.writeRules[className] } }
 
     /// The ACL permissions plus the class's read scope for `auth`.
     func readPredicate(_ className: String, _ auth: AuthContext) throws(ParseError) -> Predicate? {
@@ -123,27 +140,36 @@ public final class ObjectService: Sendable {
     // MARK: create
 
     /// Creates an object from a REST body.
-    /// - Throws: 103, 105 (`objectId is an invalid field name.`), 111, 119 (class creation by a client), 123, 137.
+    /// - Parameters:
+    ///   - writtenBy: the caller whose field writes the class's `ClassWriteRules` check, when
+    ///     `auth` is the master key acting for a client (sign-up); default `auth`.
+    /// - Throws: 103, 105 (`objectId is an invalid field name.`), 111, 119 (class creation by a
+    ///   client, a server-owned field, a field a declared class doesn't have), 101 (a File that isn't
+    ///   the caller's), 123, 137.
     public func create(className: String, body: [String: JSON], auth: AuthContext,
-                       internalFields: [String: JSON] = [:], defaultACL: ACL? = nil) throws(ParseError) -> CreateResult {
+                       internalFields: [String: JSON] = [:], defaultACL: ACL? = nil,
+                       writtenBy: AuthContext? = nil) throws(ParseError) -> CreateResult {
         try validateClassName(className)
         if body["objectId"] != nil { throw ParseError(.invalidKeyName, "objectId is an invalid field name.") }
         if !auth.isMaster, !config.allowClientClassCreation, try database.schema(of: className) == nil {
             throw ParseError(.operationForbidden, "This user is not allowed to access non-existent class: \(className)")
         }
-        var body = body
-        let outcome = try beforeSave[className]?(className, body, auth, true)
+        let writer = writtenBy ?? auth
+        var body = try checkClientWrite(className: className, body: body, original: nil, auth: writer)
+        let outcome = try beforeSave[className]?(className, body, auth, nil)
         for (k, v) in outcome?.fields ?? [:] { body[k] = v }
         do {
             let acl = try body["ACL"].map { (j: JSON) throws(ParseError) -> ACL in try ACL(json: j) } ?? defaultACL
             var fields: [String: JSON] = [:]
             var changed = try FieldOperations(coding: coding).apply(body, to: &fields)
+            try checkAddField(className: className, fields: fields, auth: writer)
             for (k, v) in internalFields { fields[k] = v }
             for (k, v) in outcome?.fields ?? [:] where k != "ACL" { changed[k] = v }
             let now = ParseDate.now()
             let object = StoredObject(className: className, objectId: ParseIdentifier.alphanumeric(10),
                                       createdAt: now, updatedAt: now, fields: fields, acl: acl)
             try database.insert(object)
+            outcome?.afterSave?()
             if let hook = rules.read({ $0.renderHooks[className] }) { hook(&changed) }
             return CreateResult(objectId: object.objectId, createdAt: now, changed: changed)
         } catch {
@@ -176,26 +202,40 @@ public final class ObjectService: Sendable {
 
     /// Applies a REST body to an existing object writable by `auth`.
     /// - Returns: `updatedAt` and the values of operator-changed fields.
-    /// - Throws: 101 when missing or not writable; 105, 108, 111, 123.
+    /// - Parameters:
+    ///   - writtenBy: see `create`.
+    /// - Throws: 101 when missing or not writable (or a File that isn't the caller's); 105, 108,
+    ///   111, 123; 119 for a change of a server-owned or immutable field or a new field of a declared class.
     public func update(className: String, objectId: String, body: [String: JSON], auth: AuthContext,
-                       internalFields: [String: JSON?] = [:]) throws(ParseError) -> (ParseDate, [String: JSON]) {
+                       internalFields: [String: JSON?] = [:], writtenBy: AuthContext? = nil) throws(ParseError) -> (ParseDate, [String: JSON]) {
         try validateClassName(className)
         if let id = body["objectId"]?.stringValue, id != objectId {
             throw ParseError(.invalidKeyName, "objectId is an invalid field name.")
         }
         let newACL = try body["ACL"].map { (j: JSON) throws(ParseError) -> ACL? in j.isNull ? nil : try ACL(json: j) }
         let ops = FieldOperations(coding: coding)
-        var body = body
-        let outcome = try beforeSave[className]?(className, body, auth, false)
+        let writer = writtenBy ?? auth
+        // The stored object, for the write rules and the hook (missing or not writable: 101 first).
+        guard let original = try fetchStored(className: className, objectId: objectId), Self.mayWrite(original, auth) else {
+            throw ParseError.objectNotFound()
+        }
+        var body = try checkClientWrite(className: className, body: body, original: original, auth: writer)
+        let outcome = try beforeSave[className]?(className, body, auth, original)
         for (k, v) in outcome?.fields ?? [:] { body[k] = v }
         var changed: [String: JSON] = [:]
         do {
+            // New fields of a declared class, checked on the stored object as it would become
+            // (outside the transaction: the schema look-up may need its own connection).
+            var preview = original.fields
+            _ = try ops.apply(body, to: &preview)
+            try checkAddField(className: className, fields: preview, auth: writer)
             let stored = try database.update(className: className, objectId: objectId, writers: auth.permissions) { (object: inout StoredObject) throws(ParseError) in
                 changed = try ops.apply(body, to: &object.fields)
                 for (k, v) in internalFields { object.fields[k] = v }
                 if let newACL { object.acl = newACL }
                 object.updatedAt = ParseDate.now()
             }
+            outcome?.afterSave?()
             for (k, v) in outcome?.fields ?? [:] { changed[k] = v }
             if let hook = rules.read({ $0.renderHooks[className] }) { hook(&changed) }
             return (stored.updatedAt, changed)
@@ -207,15 +247,22 @@ public final class ObjectService: Sendable {
 
     // MARK: delete
 
+    /// Deletes an object, then runs the class's `AfterDeleteHook` (e.g. a photo's comments and files go too).
     /// - Throws: 101 when missing or not writable.
     public func delete(className: String, objectId: String, auth: AuthContext) throws(ParseError) {
         try validateClassName(className)
-        if !auth.isMaster, let grant = rules.read({ $0.deleteGrants[className] }),
-           let object = try fetchStored(className: className, objectId: objectId), try grant(object, auth) {
+        let object = try fetchStored(className: className, objectId: objectId)
+        if !auth.isMaster, let grant = rules.read({ $0.deleteGrants[className] }), let object, try grant(object, auth) {
             try database.delete(className: className, objectId: objectId, writers: nil)
-            return
+        } else {
+            try database.delete(className: className, objectId: objectId, writers: auth.permissions)
         }
-        try database.delete(className: className, objectId: objectId, writers: auth.permissions)
+        if let object { afterDeleted(object, auth: auth) }
+    }
+
+    /// Runs the class's `AfterDeleteHook` for a deleted object (for services that delete objects themselves).
+    public func afterDeleted(_ object: StoredObject, auth: AuthContext) {
+        if let hook = rules.read({ $0.afterDelete[object.className] }) { hook(object, auth) }
     }
 
     // MARK: find

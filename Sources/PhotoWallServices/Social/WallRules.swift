@@ -87,77 +87,150 @@ public struct WallRules: Sendable {
         user.fields["fbId"]?.stringValue ?? user.objectId
     }
 
-    /// The hook for `WallImage` and `WallImageComment`.
-    /// - Throws: 209 `Session token required.` without a user; 119 when `user` or `userFBId` names
-    ///   someone else or would change the owner; 101 when a comment's image doesn't exist.
+    /// The client-writable fields of the wall classes and their types, created at start. Other
+    /// fields need the master key (`ClassWriteRules.declaredFields`).
+    public static let clientFields: [String: [String: FieldType]] = [
+        "WallImage": ["image": .file, "caption": .string, "likes": .number],
+        "WallImageComment": ["comment": .string, "imageObjectId": .string, "image": .pointer("WallImage")],
+    ]
+
+    /// The fields the server sets on the wall classes and their types.
+    public static let serverFields: [String: [String: FieldType]] = [
+        "WallImage": ["thumbnail": .file, "display": .file, "width": .number, "height": .number,
+                      "user": .pointer("_User"), "userFBId": .string],
+        "WallImageComment": ["user": .pointer("_User"), "userFBId": .string, "imageUserFBId": .string],
+    ]
+
+    /// What clients may write on `WallImage` and `WallImageComment` (for `ObjectService.Rules`):
+    /// the server-owned fields (`serverFields`, plus `imageUserFBId` on both), a comment's
+    /// `imageObjectId` fixed after create, and the declared schema.
+    public var writeRules: [String: ClassWriteRules] {
+        var out: [String: ClassWriteRules] = [:]
+        for className in ["WallImage", "WallImageComment"] {
+            out[className] = ClassWriteRules(
+                serverOwned: Set(Self.serverFields[className]!.keys).union(["imageUserFBId"]),
+                immutable: className == "WallImageComment" ? ["imageObjectId"] : [],
+                declaredFields: Self.clientFields[className]!,
+                createValues: { [self] body, auth throws(ParseError) in try serverValues(className, body: body, auth: auth) })
+        }
+        return out
+    }
+
+    /// The fields the server sets on a new wall object for a non-master caller (wire form):
+    /// `user`, `userFBId`, and for a comment its image's owner `imageUserFBId`.
+    /// - Throws: 209 without a user; 111 for a comment without `imageObjectId`; 101 when the
+    ///   comment's image doesn't exist or the caller can't see it.
+    func serverValues(_ className: String, body: [String: JSON], auth: AuthContext) throws(ParseError) -> [String: JSON] {
+        guard let user = auth.user else { throw ParseError(.invalidSessionToken, "Session token required.") }
+        var fields: [String: JSON] = [
+            "user": ["__type": "Pointer", "className": "_User", "objectId": .string(user.objectId)],
+            "userFBId": .string(Self.wallId(of: user)),
+        ]
+        if className == "WallImageComment" {
+            guard let imageId = body["imageObjectId"] else { throw ParseError(.incorrectType, "A comment needs an imageObjectId.") }
+            let image = try imageId.stringValue.flatMap { (id: String) throws(ParseError) -> StoredObject? in
+                try database.find(StoredQuery(className: "WallImage", predicate: .compare("objectId", .eq, .string(id)),
+                                              limit: 1, readers: nil)).first
+            }
+            // An image you can't see is reported as missing, as GET does.
+            guard let image, let owner = image.fields["userFBId"]?.stringValue, try canSee(ownerWallId: owner, auth: auth) else {
+                throw ParseError(.objectNotFound, "The image to comment on does not exist.")
+            }
+            fields["imageUserFBId"] = .string(owner)
+        }
+        return fields
+    }
+
+    /// The hook for `WallImage` and `WallImageComment`: on create, sets the server's fields
+    /// (`serverValues`) and the default ACL "everyone reads, the owner writes". The write rules
+    /// (`writeRules`) have already refused a client's different value for any of them.
+    /// - Throws: 209 `Session token required.` without a user; 101 when a comment's image doesn't exist.
     public var hook: BeforeSaveHook {
-        { [self] className, body, auth, isNew throws(ParseError) in
+        { [self] className, body, auth, original throws(ParseError) in
             if auth.isMaster { return SaveHookOutcome() }
             guard let user = auth.user else { throw ParseError(.invalidSessionToken, "Session token required.") }
-            let fbId = Self.wallId(of: user)
-            if let sent = body["userFBId"], sent.stringValue != fbId {
-                throw ParseError(.operationForbidden, "userFBId must be the session user's (\(fbId)).")
-            }
-            if let sent = body["user"], !(sent.parseType == "Pointer" && sent["className"] == "_User" && sent["objectId"]?.stringValue == user.objectId) {
-                throw ParseError(.operationForbidden, "user must be a pointer to the session user.")
-            }
-            var fields: [String: JSON] = [:]
-            if className == "WallImageComment" {
-                if body["imageUserFBId"] != nil { throw ParseError(.operationForbidden, "imageUserFBId is set by the server.") }
-                if let imageId = body["imageObjectId"] {
-                    guard isNew else { throw ParseError(.operationForbidden, "A comment can't move to another image.") }
-                    let image = try imageId.stringValue.flatMap { (id: String) throws(ParseError) -> StoredObject? in
-                        try database.find(StoredQuery(className: "WallImage", predicate: .compare("objectId", .eq, .string(id)),
-                                                      limit: 1, readers: nil)).first
-                    }
-                    // An image you can't see is reported as missing, as GET does.
-                    guard let image, let owner = image.fields["userFBId"]?.stringValue,
-                          try canSee(ownerWallId: owner, auth: auth) else {
-                        throw ParseError(.objectNotFound, "The image to comment on does not exist.")
-                    }
-                    fields["imageUserFBId"] = .string(owner)
-                } else if isNew {
-                    throw ParseError(.incorrectType, "A comment needs an imageObjectId.")
-                }
-            }
-            guard isNew else { return SaveHookOutcome() }
-            fields["user"] = ["__type": "Pointer", "className": "_User", "objectId": .string(user.objectId)]
-            fields["userFBId"] = .string(fbId)
+            guard original == nil else { return SaveHookOutcome() }
+            var fields = try serverValues(className, body: body, auth: auth)
             if body["ACL"] == nil {
                 fields["ACL"] = ["*": ["read": true], .init(user.objectId): ["read": true, "write": true]]
             }
             return SaveHookOutcome(fields: fields)
         }
     }
+
+    /// Clean-up after deletes (for `ObjectService.Rules.afterDelete`):
+    /// - a `WallImage` takes its comments and its `image`, `thumbnail` and `display` files (records
+    ///   and bytes; a file another photo also names stays);
+    /// - a `_User` takes their photos (as above), their comments, and every other file they own.
+    ///   (`UserService.delete` removes their sessions.)
+    public func afterDelete(files: FileService, logger: Logger) -> [String: AfterDeleteHook] {
+        let removePhoto: @Sendable (StoredObject) -> Void = { [database] image in
+            do {
+                _ = try database.deleteAll(className: "WallImageComment", predicate: .compare("imageObjectId", .eq, .string(image.objectId)))
+            } catch {
+                logger.warning("could not delete a photo's comments", ["objectId": image.objectId, "cause": "\(error)"])
+            }
+            let names = FileAccess.wallFileFields.compactMap { image.fields[$0]?["name"]?.stringValue }
+            files.deleteUnreferenced(names, className: "WallImage", fields: FileAccess.wallFileFields, excluding: image.objectId, logger: logger)
+        }
+        return [
+            "WallImage": { image, _ in removePhoto(image) },
+            "_User": { [database] user, _ in
+                let byUser = Predicate.compare("user", .eq, .pointer(className: "_User", objectId: user.objectId))
+                do throws(ParseError) {
+                    while true {
+                        let photos = try database.find(StoredQuery(className: "WallImage", predicate: byUser, limit: 500, readers: nil))
+                        if photos.isEmpty { break }
+                        for photo in photos {
+                            try database.delete(className: "WallImage", objectId: photo.objectId, writers: nil)
+                            removePhoto(photo)
+                        }
+                    }
+                    _ = try database.deleteAll(className: "WallImageComment", predicate: byUser)
+                    while true {
+                        let owned = try database.fileNames(ownedBy: user.objectId, limit: 500)
+                        if owned.isEmpty { break }
+                        for name in owned { _ = try database.deleteFile(named: name); _ = try? files.store.delete(name) }
+                    }
+                } catch {
+                    logger.warning("could not delete a user's photos, comments or files", ["objectId": user.objectId, "cause": "\(error)"])
+                }
+            },
+        ]
+    }
 }
 
 /// Runs hooks in order, each seeing the body with the fields set by those before it; when one
 /// fails, the ones that ran are undone.
 public func chainHooks(_ hooks: [BeforeSaveHook]) -> BeforeSaveHook {
-    let chained: BeforeSaveHook = { className, body, auth, isNew throws(ParseError) in
-        try runHooks(hooks, className: className, body: body, auth: auth, isNew: isNew)
+    let chained: BeforeSaveHook = { className, body, auth, original throws(ParseError) in
+        try runHooks(hooks, className: className, body: body, auth: auth, original: original)
     }
     return chained
 }
 
 func runHooks(_ hooks: [BeforeSaveHook], className: String, body: [String: JSON], auth: AuthContext,
-              isNew: Bool) throws(ParseError) -> SaveHookOutcome {
+              original: StoredObject?) throws(ParseError) -> SaveHookOutcome {
     var body = body
     var fields: [String: JSON] = [:]
     var undos: [@Sendable () -> Void] = []
+    var afters: [@Sendable () -> Void] = []
     for hook in hooks {
         let outcome: SaveHookOutcome
         do {
-            outcome = try hook(className, body, auth, isNew)
+            outcome = try hook(className, body, auth, original)
         } catch {
             for u in undos.reversed() { u() }
             throw error
         }
         for (k, v) in outcome.fields { body[k] = v; fields[k] = v }
         if let u = outcome.undo { undos.append(u) }
+        if let a = outcome.afterSave { afters.append(a) }
     }
-    if undos.isEmpty { return SaveHookOutcome(fields: fields) }
-    let all = undos
-    let undo: @Sendable () -> Void = { for u in all.reversed() { u() } }
-    return SaveHookOutcome(fields: fields, undo: undo)
+    let all = undos, allAfter = afters
+    let undoAll: @Sendable () -> Void = { for u in all.reversed() { u() } }
+    let afterAll: @Sendable () -> Void = { for a in allAfter { a() } }
+    let undo = all.isEmpty ? nil : undoAll
+    let afterSave = allAfter.isEmpty ? nil : afterAll
+    return SaveHookOutcome(fields: fields, undo: undo, afterSave: afterSave)
 }

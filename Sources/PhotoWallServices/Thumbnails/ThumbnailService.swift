@@ -34,22 +34,34 @@ public final class ThumbnailService: Sendable {
         pool.maxConcurrentOperationCount = max(1, concurrency)
     }
 
+    /// The fields made from `image`, which go when it changes.
+    public static let derivedFileFields = ["thumbnail", "display"]
+
     /// The `beforeSave` hook for `WallImage`.
     public var hook: BeforeSaveHook {
-        { [self] _, body, _, _ throws(ParseError) in try thumbnailFields(for: body) }
+        { [self] _, body, auth, original throws(ParseError) in try thumbnailFields(for: body, original: original, auth: auth) }
     }
 
     /// When `body` sets `image` to a File: the derived fields (`thumbnail`, `display`, `width`,
-    /// `height`) in wire form, and an undo that deletes the made files. When it deletes `image`,
-    /// the derived fields are deleted too.
+    /// `height`) in wire form, owned by the photo's author, an undo that deletes the made files,
+    /// and (on an update) an `afterSave` that deletes the derived files the new ones replace.
+    /// When it deletes `image`, the derived fields and their files go too. A body without `image`
+    /// (the object write path drops an `image` equal to the stored one) does no imaging work.
     /// - Throws: 111 when the file was sent with an image type its bytes contradict (`FileService.imageTypeMismatch`);
     ///   111 `Unsupported image type: …` / `Image too large: …` / `Corrupt … image: …` /
     ///   `Truncated … image: …` (the imaging module's sentences) for input the thumbnailer refuses; 130 when the image file doesn't exist or storing fails.
-    public func thumbnailFields(for body: [String: JSON]) throws(ParseError) -> SaveHookOutcome {
+    public func thumbnailFields(for body: [String: JSON], original: StoredObject? = nil, auth: AuthContext = .master) throws(ParseError) -> SaveHookOutcome {
         guard let image = body["image"] else { return SaveHookOutcome() }
+        let replaced = Self.derivedFileFields.compactMap { original?.fields[$0]?["name"]?.stringValue }
+        let objectId = original?.objectId ?? ""
+        let remove: @Sendable () -> Void = { [files, logger] in
+            files.deleteUnreferenced(replaced, className: "WallImage", fields: FileAccess.wallFileFields, excluding: objectId, logger: logger)
+        }
+        let removeReplaced = replaced.isEmpty ? nil : remove
         if image["__op"]?.stringValue == "Delete" || image.isNull {
             let delete: JSON = ["__op": "Delete"]
-            return SaveHookOutcome(fields: ["thumbnail": delete, "display": delete, "width": delete, "height": delete])
+            return SaveHookOutcome(fields: ["thumbnail": delete, "display": delete, "width": delete, "height": delete],
+                                   afterSave: removeReplaced)
         }
         guard image.parseType == "File", let name = image["name"]?.stringValue else {
             throw ParseError(.incorrectType, "WallImage.image must be a File.")
@@ -61,22 +73,28 @@ public final class ThumbnailService: Sendable {
         if let mismatch = FileService.imageTypeMismatch(record) { throw mismatch }
         let made = try render(path: location.path, name: name)
         let base = Self.baseName(name)
+        // The photo's author owns its derived files.
+        let owner = auth.isMaster ? (body["user"] ?? original?.fields["user"])?["objectId"]?.stringValue : auth.userId
         var stored: [String] = []
         let undo: @Sendable ([String]) -> Void = { [files] names in for n in names { try? files.delete(name: n) } }
         do {
-            let display = try files.store(made.display.bytes, name: "\(base)_display.\(made.display.format.fileExtension)",
-                                          contentType: made.display.mimeType)
+            let display = try files.storeUnclaimed(made.display.bytes, name: "\(base)_display.\(made.display.format.fileExtension)",
+                                          contentType: made.display.mimeType, owner: owner)
             stored.append(display.name)
-            let thumb = try files.store(made.thumbnail.bytes, name: "\(base)_thumbnail.\(made.thumbnail.format.fileExtension)",
-                                        contentType: made.thumbnail.mimeType)
+            let thumb = try files.storeUnclaimed(made.thumbnail.bytes, name: "\(base)_thumbnail.\(made.thumbnail.format.fileExtension)",
+                                        contentType: made.thumbnail.mimeType, owner: owner)
             stored.append(thumb.name)
             let names = stored
+            let claimAndRemove: @Sendable () -> Void = { [files, logger] in
+                files.claim(names, logger: logger)
+                removeReplaced?()
+            }
             return SaveHookOutcome(fields: [
                 "thumbnail": ["__type": "File", "name": .string(thumb.name), "url": .string(files.config.fileURL(thumb.name))],
                 "display": ["__type": "File", "name": .string(display.name), "url": .string(files.config.fileURL(display.name))],
                 "width": .number(Double(made.thumbnail.sourceUprightWidth)),
                 "height": .number(Double(made.thumbnail.sourceUprightHeight)),
-            ], undo: { undo(names) })
+            ], undo: { undo(names) }, afterSave: claimAndRemove)
         } catch {
             undo(stored)
             throw error

@@ -108,6 +108,10 @@ public final class UploadService: Sendable {
             if let length = u.length, u.offset == length {
                 u = try finishInterrupted(u)
             }
+        } else {
+            // A crash between completing and releasing the part left it behind (on the filesystem a
+            // hard link to the file's bytes): release it now (a no-op when already gone).
+            parts.remove(u.id, state: u.partState)
         }
         return u
     }
@@ -268,7 +272,8 @@ public final class UploadService: Sendable {
         let mismatch = FileService.declaredMismatch(declared: Self.declaredType(u.metadata), stored: type)
         do {
             try database.insertFile(FileRecord(name: name, contentType: type, byteCount: u.offset, sha256: digest, createdAt: ParseDate.now(),
-                                               originalName: u.fileName, declaredType: mismatch))
+                                               originalName: u.fileName, declaredType: mismatch,
+                                               owner: u.owner == Self.masterOwner ? nil : u.owner))
         } catch {
             // A duplicate means an interrupted completion already recorded it.
             if error.code != .duplicateValue { throw error }
@@ -326,15 +331,16 @@ public final class UploadService: Sendable {
         return removed
     }
 
-    /// Removes upload storage no record refers to (see `UploadPartStore.removeOrphans`), last changed
-    /// more than `graceSeconds` (default 24 h) before `now`: longer than any `POST /files` body or any
-    /// gap between creating an upload's storage and saving its record. Safe on several instances at once.
+    /// Removes upload storage no record refers to, or whose upload is complete (see
+    /// `UploadPartStore.removeOrphans`), last changed more than `graceSeconds` (default 24 h) before
+    /// `now`: longer than any `POST /files` body or any gap between creating an upload's storage and
+    /// saving its record. Safe on several instances at once.
     /// - Returns: how many leftovers were removed (0 when the store can't be listed; logged).
     @discardableResult
     public func removeOrphans(now: ParseDate = .now(), graceSeconds: Int64 = 86_400) -> Int {
         let cutoff = ParseDate(millisecondsSince1970: now.millisecondsSince1970 - graceSeconds * 1000)
         do {
-            let removed = try parts.removeOrphans(before: cutoff) { id in try database.upload(id: id) != nil }
+            let removed = try parts.removeOrphans(before: cutoff) { id in try database.upload(id: id).map { $0.completedName == nil } ?? false }
             if removed > 0 { logger.info("removed orphaned upload storage", ["count": "\(removed)"]) }
             return removed
         } catch {
@@ -344,15 +350,18 @@ public final class UploadService: Sendable {
     }
 
     /// Runs `reapExpired` every `intervalSeconds`, and `removeOrphans(graceSeconds: orphanAgeSeconds)`
-    /// at start and then every `orphanSweepSeconds` (default 1 h), on a background thread for the
-    /// process's life.
-    public func startReaper(intervalSeconds: Double = 300, orphanAgeSeconds: Int64 = 86_400, orphanSweepSeconds: Double = 3600) {
+    /// plus each of `otherSweeps` (given the same cutoff: now minus the orphan age) at start and then
+    /// every `orphanSweepSeconds` (default 1 h), on a background thread for the process's life.
+    public func startReaper(intervalSeconds: Double = 300, orphanAgeSeconds: Int64 = 86_400, orphanSweepSeconds: Double = 3600,
+                            otherSweeps: [@Sendable (_ cutoff: ParseDate) -> Void] = []) {
         let thread = Thread { [self] in
             var lastSweep: ContinuousClock.Instant?
             while true {
                 reapExpired()
                 if lastSweep.map({ ContinuousClock.now - $0 >= .seconds(orphanSweepSeconds) }) ?? true {
                     removeOrphans(graceSeconds: orphanAgeSeconds)
+                    let now = ParseDate.now()
+                    for sweep in otherSweeps { sweep(ParseDate(millisecondsSince1970: now.millisecondsSince1970 - orphanAgeSeconds * 1000)) }
                     lastSweep = ContinuousClock.now
                 }
                 Thread.sleep(forTimeInterval: intervalSeconds)

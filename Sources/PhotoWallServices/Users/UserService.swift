@@ -89,10 +89,12 @@ public final class UserService: Sendable {
 
     // MARK: sign-up and login
 
-    /// `POST /users` with `username` and `password` (other fields allowed).
+    /// `POST /users` with `username` and `password` (other fields allowed; the server-owned ones of
+    /// `ClassWriteRules.user` are refused, as on every client write).
     /// - Returns: `{objectId, createdAt, sessionToken}`.
     /// - Throws: 200 missing username, 201 missing password, 202 username taken, 203 email taken,
-    ///   252 for `authData` of a provider this server does not support, 105/111 for bad fields.
+    ///   252 for `authData` of a provider this server does not support, 105/111 for bad fields,
+    ///   119 for a server-owned field (`fbId`, `name`, `emailVerified`, `sessionToken`).
     public func signUp(body: [String: JSON], auth: AuthContext) throws(ParseError) -> (objectId: String, response: [String: JSON], created: Bool) {
         var body = body
         if let authData = body["authData"] {
@@ -108,7 +110,6 @@ public final class UserService: Sendable {
             guard let e = email.stringValue, Self.isEmail(e) else { throw ParseError(.invalidEmailAddress, "Email address format is invalid.") }
         }
         body["password"] = nil
-        body["sessionToken"] = nil
         try checkUnique(username: username, email: body["email"]?.stringValue, excluding: nil)
         let hash: String
         do { hash = try PasswordHasher.hash(password) } catch { throw ParseError.internalError(error) }
@@ -116,7 +117,7 @@ public final class UserService: Sendable {
         do {
             created = try objects.create(className: "_User", body: body, auth: .master,
                                          internalFields: ["_hashed_password": .string(hash)],
-                                         defaultACL: nil)
+                                         defaultACL: nil, writtenBy: auth)
         } catch ParseError.Code.duplicateValue {
             throw ParseError(.usernameTaken, "Account already exists for this username.")
         }
@@ -266,8 +267,10 @@ public final class UserService: Sendable {
     // MARK: changing users
 
     /// `PUT /users/:id`: only the user or the master key; a new `password` is hashed and other
-    /// sessions of the user are revoked.
-    /// - Throws: 206 `Cannot modify user X.`, 202/203 for taken names, 101.
+    /// sessions of the user are revoked. `authData` different from the stored one links or unlinks
+    /// a provider (the only way `authData`, `fbId` and `name` change); the other server-owned fields
+    /// follow `ClassWriteRules.user` (an equal value, e.g. a whole user sent back, is accepted).
+    /// - Throws: 206 `Cannot modify user X.`, 202/203 for taken names, 101, 119 for a changed server-owned field.
     public func update(userId: String, body: [String: JSON], auth: AuthContext) throws(ParseError) -> (ParseDate, [String: JSON]) {
         guard auth.isMaster || auth.userId == userId else { throw ParseError(.sessionMissing, "Cannot modify user \(userId).") }
         var body = body
@@ -278,10 +281,20 @@ public final class UserService: Sendable {
             body["password"] = nil
         }
         if let authData = body["authData"] {
-            for (k, v) in try changeAuthData(userId: userId, authData: authData) { hidden[k] = v }
-            body["authData"] = nil
+            // Sent back unchanged (a whole-object save) it is no link: the write rules drop it.
+            let stored = try objects.fetchStored(className: "_User", objectId: userId)?.fields["authData"]
+            if try !objects.sameValue(authData, stored) {
+                for (k, v) in try changeAuthData(userId: userId, authData: authData) { hidden[k] = v }
+                body["authData"] = nil
+            }
         }
-        body["fbId"] = nil  // comes from the provider only
+        // The session token is the caller's, not a field of the user: only the caller's own is accepted (and ignored).
+        if let token = body["sessionToken"] {
+            guard auth.isMaster || token.stringValue == auth.sessionToken else {
+                throw ParseError(.operationForbidden, "_User.sessionToken is set by the server and can't be changed.")
+            }
+            body["sessionToken"] = nil
+        }
 
         if let u = body["username"] {
             guard let s = u.stringValue, !s.isEmpty else { throw ParseError(.usernameMissing, "bad or missing username") }
@@ -289,11 +302,11 @@ public final class UserService: Sendable {
         if let e = body["email"], !e.isNull {
             guard let s = e.stringValue, Self.isEmail(s) else { throw ParseError(.invalidEmailAddress, "Email address format is invalid.") }
         }
-        body["sessionToken"] = nil
         try checkUnique(username: body["username"]?.stringValue, email: body["email"]?.stringValue, excluding: userId)
         let result: (ParseDate, [String: JSON])
         do {
-            result = try objects.update(className: "_User", objectId: userId, body: body, auth: .master, internalFields: hidden)
+            result = try objects.update(className: "_User", objectId: userId, body: body, auth: .master, internalFields: hidden,
+                                        writtenBy: auth)
         } catch ParseError.Code.duplicateValue {
             throw ParseError(.usernameTaken, "Account already exists for this username.")
         }
@@ -307,11 +320,14 @@ public final class UserService: Sendable {
         return result
     }
 
-    /// `DELETE /users/:id`: only the user or the master key; the user's sessions go too.
+    /// `DELETE /users/:id`: only the user or the master key; the user's sessions go too, then what
+    /// the `_User` after-delete hook removes (on the wall: their photos, comments and files).
     public func delete(userId: String, auth: AuthContext) throws(ParseError) {
         guard auth.isMaster || auth.userId == userId else { throw ParseError(.sessionMissing, "Insufficient auth to delete user") }
+        let user = try objects.fetchStored(className: "_User", objectId: userId)
         try database.delete(className: "_User", objectId: userId, writers: nil)
         _ = try database.deleteAll(className: "_Session", predicate: .compare("user", .eq, .pointer(className: "_User", objectId: userId)))
+        if let user { objects.afterDeleted(user, auth: auth) }
     }
 
     func checkUnique(username: String?, email: String?, excluding: String?) throws(ParseError) {

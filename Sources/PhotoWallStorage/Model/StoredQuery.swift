@@ -73,10 +73,19 @@ public struct FileRecord: Sendable, Equatable {
     /// The image type the client declared when it disagreed with the bytes (a GIF sent as
     /// `image/jpeg`); nil when it agreed or named no image type. A wall image refuses such a file.
     public var declaredType: String?
+    /// The `_User` objectId the file belongs to: its uploader, or for a photo's thumbnail and
+    /// display the photo's author; nil for master-key uploads (and files from before owners).
+    /// Only the owner may put the file into an object (the master key excepted).
+    public var owner: String?
+    /// Made by the server for an object not stored yet (a photo's thumbnail and display, recorded
+    /// before their bytes and the object); cleared once the object is stored. A crash in between
+    /// leaves it set, and the orphan sweep removes such files that no object names.
+    public var unclaimed: Bool
     public init(name: String, contentType: String, byteCount: Int64, sha256: String, createdAt: ParseDate,
-                originalName: String? = nil, declaredType: String? = nil) {
+                originalName: String? = nil, declaredType: String? = nil, owner: String? = nil, unclaimed: Bool = false) {
         self.name = name; self.contentType = contentType; self.byteCount = byteCount
         self.sha256 = sha256; self.createdAt = createdAt
         self.originalName = originalName; self.declaredType = declaredType
+        self.owner = owner; self.unclaimed = unclaimed
     }
 }
