@@ -129,7 +129,7 @@ import PhotoWallCrypto
     /// An iPhone HEIC (2566x3313 upright, 512x512 grid, Display P3) and a WebP (550x368): the original
     /// is stored and served with its own type; thumbnail and display are JPEGs of the upright size.
     @Test(.enabled(if: TestPaths.corpus != nil, "SKIPPED: the shared image corpus is not present"),
-          arguments: [("wrong-format/iphone_IMG_5195.HEIC", "photo.heic", "image/heic", 2566, 3313, [198, 256], [836, 1080]),
+          arguments: [("wrong-format/iphone_IMG_5195.HEIC", "iphone.heic", "image/heic", 2566, 3313, [198, 256], [836, 1080]),
                       ("wrong-format/1.webp", "web.webp", "image/webp", 550, 368, [256, 171], [550, 368])])
     func heicAndWebPGetThumbnails(_ c: (String, String, String, Int, Int, [Int], [Int])) async throws {
         let (path, fileName, type, width, height, thumbSize, displaySize) = c

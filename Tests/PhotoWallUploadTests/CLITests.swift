@@ -261,7 +261,7 @@ import Testing
             #expect(lines.last?.range(of: #"^2 uploaded, 3 refused \(unsupported type, unreadable, too large\); 146\.5 KiB in \d+\.\d s$"#,
                                       options: .regularExpression) != nil, "\(lines.last ?? "")")
             #expect(r.stderr == """
-                photowall upload: \(gif): unsupported type (GIF); only JPEG and PNG can be posted
+                photowall upload: \(gif): unsupported type (GIF); only JPEG, PNG, WebP, HEIC and AVIF can be posted
                 photowall upload: \(home)/nope.png: No such file or directory: check the path and that the file is readable
                 photowall upload: \(big): too large (21.0 MiB; the server accepts at most 20.0 MiB): choose a smaller file
 
