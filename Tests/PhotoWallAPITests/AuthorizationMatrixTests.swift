@@ -483,10 +483,31 @@ enum Matrix {
                 let id = try await w.freshImage()
                 return Observed(try await w.server.request("PUT", "/classes/WallImage/\(id)", json: ["caption": "changed"], key: w.key(p)))
             })
-            c.append(cell(p, "WallImage", "delete the owner's", ownerOrMaster ? .status(200) : Spec.notFound) { w, p in
+            // Deleting a photo deletes its comments too.
+            c.append(cell(p, "WallImage", "delete the owner's (with a comment)", ownerOrMaster ? .status(200) : Spec.notFound) { w, p in
                 let id = try await w.freshImage()
-                return Observed(try await w.server.request("DELETE", "/classes/WallImage/\(id)", key: w.key(p)))
+                let comment = try await w.server.request("POST", "/classes/WallImageComment", json: ["comment": "doomed", "imageObjectId": .string(id)],
+                                                         key: w.key(.friend)).json["objectId"]?.stringValue ?? ""
+                let r = Observed(try await w.server.request("DELETE", "/classes/WallImage/\(id)", key: w.key(p)))
+                let left = try await w.server.request("GET", "/classes/WallImageComment/\(comment)", key: .master(nil)).status
+                try w.require(left == (r.status == 200 ? 404 : 200), "after the delete (\(r.status)) the photo's comment answers \(left)")
+                return r
             })
+            // The same writes through /batch and a `_method` override.
+            c.append(cell(p, "WallImage", "update the owner's caption via /batch", ownerOrMaster ? .status(200) : Spec.notFound) { w, p in
+                try await w.inBatch(p, "PUT", "/classes/WallImage/\(try await w.freshImage())", ["caption": "batched"])
+            })
+            c.append(cell(p, "WallImage", "delete the owner's via POST _method DELETE", ownerOrMaster ? .status(200) : Spec.notFound) { w, p in
+                Observed(try await w.server.request("POST", "/classes/WallImage/\(try await w.freshImage())", json: ["_method": "DELETE"], key: w.key(p)))
+            })
+            if user {
+                c.append(cell(p, "WallImage", "create with width via /batch", Spec.forbidden) { w, p in
+                    try await w.inBatch(p, "POST", "/classes/WallImage", ["caption": "x", "width": 10])
+                })
+                c.append(cell(p, "WallImage", "create with the owner's thumbnail file via /batch", Spec.forbidden) { w, p in
+                    try await w.inBatch(p, "POST", "/classes/WallImage", ["thumbnail": fileObject(w.imageFiles["thumbnail"]!)])
+                })
+            }
             // Comments: create on the owner's photo, edit and delete the friend's.
             let commentCreate: Outcome = switch p {
             case .anonymous: Spec.sessionRequired
@@ -592,6 +613,31 @@ enum Matrix {
                 ], key: w.key(p)))
             })
         }
+        c.append(cell(.anonymous, "_User", "sign up with fbId via /batch", Spec.forbidden) { w, p in
+            try await w.inBatch(p, "POST", "/users", ["username": .string("m_\(UUID().uuidString.prefix(8))"), "password": "p",
+                                                      "fbId": .string(w.account(.owner).fbId!)])
+        })
+        // Deleting oneself deletes one's sessions, photos (with their files), comments and other files.
+        c.append(cell(.password, "_User", "delete own (a fresh password user with a photo, a comment and a file)", .status(200)) { w, _ in
+            let (id, token) = try await w.server.signUp()
+            let me: ParseTestServer.Key = .session(token)
+            let file = try await w.server.request("POST", "/files/mine.jpg", body: w.photo, key: me, headers: ["Content-Type": "image/jpeg"]).json["name"]?.stringValue ?? ""
+            let loose = try await w.server.request("POST", "/files/loose.txt", body: Data("x".utf8), key: me, headers: ["Content-Type": "text/plain"]).json["name"]?.stringValue ?? ""
+            let photo = try await w.server.request("POST", "/classes/WallImage", json: ["image": ["__type": "File", "name": .string(file)]], key: me).json
+            let photoId = photo["objectId"]?.stringValue ?? ""
+            let thumbnail = photo["thumbnail"]?["name"]?.stringValue ?? ""
+            let comment = try await w.server.request("POST", "/classes/WallImageComment", json: ["comment": "mine", "imageObjectId": .string(photoId)],
+                                                     key: me).json["objectId"]?.stringValue ?? ""
+            let r = Observed(try await w.server.request("DELETE", "/users/\(id)", key: me))
+            for (what, path) in [("photo", "/classes/WallImage/\(photoId)"), ("comment", "/classes/WallImageComment/\(comment)"),
+                                 ("image file", w.plainURL(file)), ("thumbnail file", w.plainURL(thumbnail)), ("other file", w.plainURL(loose))] {
+                let status = try await w.server.request("GET", path, key: .master(nil)).status
+                try w.require(status == 404, "after deleting the user, its \(what) answers \(status)")
+            }
+            let session = try await w.server.request("GET", "/users/me", key: me).json["code"]
+            try w.require(session == 209, "after deleting the user, its session answers \(session?.text ?? "nil")")
+            return r
+        })
         c.append(cell(.anonymous, "_User", "sign up", .status(201)) { w, p in
             Observed(try await w.server.request("POST", "/users", json: ["username": .string("m_\(UUID().uuidString.prefix(8))"), "password": "p"], key: w.key(p)))
         })

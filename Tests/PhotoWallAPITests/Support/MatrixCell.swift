@@ -160,10 +160,15 @@ extension MatrixWorld {
         return Observed(try await server.request("POST", Self.path(className), json: .object(body), key: key(p)))
     }
 
-    /// The same query as the only request of a `/batch`; its `{"error":…}` entry comes back as an
-    /// ordinary error reply (status from the code) and a `{"success":…}` one as a 200.
+    /// The same query as the only request of a `/batch` (see `inBatch`).
     func queryInBatch(_ p: Principal, _ className: String, _ params: JSON) async throws -> Observed {
-        let r = try await server.request("POST", "/batch", json: ["requests": [["method": "GET", "path": .string("/parse" + Self.path(className)), "body": params]]],
+        try await inBatch(p, "GET", Self.path(className), params)
+    }
+
+    /// One request as the only one of a `/batch`; its `{"error":…}` entry comes back as an
+    /// ordinary error reply (status from the code) and a `{"success":…}` one as a 200.
+    func inBatch(_ p: Principal, _ method: String, _ path: String, _ body: JSON) async throws -> Observed {
+        let r = try await server.request("POST", "/batch", json: ["requests": [["method": .string(method), "path": .string("/parse" + path), "body": body]]],
                                          key: key(p))
         guard r.status == 200, let first = r.json.arrayValue?.first else { return Observed(r) }
         if let e = first["error"] {
@@ -171,6 +176,11 @@ extension MatrixWorld {
             return Observed(status: code == 101 ? 404 : (code == 1 ? 500 : 400), body: Data(e.serialized))
         }
         return Observed(status: 200, body: Data((first["success"] ?? .null).serialized))
+    }
+
+    /// Stops a cell whose request was answered as expected but whose effects are wrong.
+    func require(_ condition: Bool, _ what: String) throws {
+        if !condition { throw TestServerError(description: what) }
     }
 
     func get(_ p: Principal, _ className: String, _ ref: Ref, _ suffix: String = "") async throws -> Observed {
