@@ -434,7 +434,7 @@ enum Matrix {
             }
             // Borrowing: naming another user's file (the owner's photo) in a new photo.
             if p != .owner {
-                let expected: Outcome = p == .anonymous ? Spec.sessionRequired : (p == .master ? .status(201) : Spec.borrowRefused)
+                let expected: Outcome = p == .master ? .status(201) : Spec.borrowRefused
                 c.append(cell(p, "WallImage", "create with the owner's image file", expected) { w, p in
                     // The master borrows a fresh file of the password user (so the owner's photo stays the only one naming its files).
                     let name = p == .master ? try await w.freshFile(of: .password) : w.imageFiles["image"]!

@@ -118,10 +118,6 @@ struct MatrixWorld: Sendable {
     /// Built once; every test awaits the same task.
     static let shared = Task { try await MatrixWorld.make() }
 
-    static func authData(_ id: String, _ token: String) -> JSON {
-        ["authData": ["facebook": ["id": .string(id), "access_token": .string(token), "expiration_date": "2027-01-01T00:00:00.000Z"]]]
-    }
-
     /// Picks owner, friend, commenter and stranger from the fixture: friend and commenter are the
     /// owner's friends but not each other's; the stranger is no friend of any of them.
     static func pickFacebookUsers() throws -> (owner: String, friend: String, commenter: String, stranger: String) {
@@ -142,9 +138,7 @@ struct MatrixWorld: Sendable {
     }
 
     static func make() async throws -> MatrixWorld {
-        let fb = try MockFacebookProcess()
-        let s = try ParseTestServer(extraArgs: ["--facebook-url", fb.graphURL, "--facebook-app-id", fb.appId,
-                                                "--facebook-app-secret", fb.appSecret])
+        let (s, fb) = MockFacebookProcess.withServer()
         func expect(_ r: ParseTestServer.Reply, _ status: Int, _ what: String) throws -> JSON {
             guard r.status == status else { throw TestServerError(description: "matrix set-up: \(what): \(r.status) \(r.text)") }
             return r.json
@@ -157,13 +151,10 @@ struct MatrixWorld: Sendable {
         var accounts: [Principal: Account] = [:]
         var ownerAccessToken = ""
         func login(_ fbId: String) async throws -> Account {
-            let token = try await fb.token(for: fbId)
+            let (objectId, session, token) = try await fb.logIn(fbId, on: s)
             if fbId == picked.owner { ownerAccessToken = token }
-            let r = try await s.request("POST", "/users", json: authData(fbId, token))
-            let j = try expect(r, 201, "Facebook sign-up of \(fbId)")
-            let me = try await s.request("GET", "/users/me", key: .session(j["sessionToken"]?.stringValue ?? ""))
-            return Account(objectId: try id(j, "sign-up"), sessionToken: j["sessionToken"]?.stringValue ?? "", fbId: fbId,
-                           username: me.json["username"]?.stringValue ?? "")
+            let me = try expect(try await s.request("GET", "/users/me", key: .session(session)), 200, "users/me")
+            return Account(objectId: objectId, sessionToken: session, fbId: fbId, username: me["username"]?.stringValue ?? "")
         }
         accounts[.owner] = try await login(picked.owner)
         accounts[.friend] = try await login(picked.friend)
@@ -265,11 +256,8 @@ struct MatrixWorld: Sendable {
         let taken = Set([account(.owner).fbId, account(.friend).fbId, account(.stranger).fbId, commenter.fbId].compactMap { $0 })
         let spare = MockFacebookProcess.appUsers().filter { !taken.contains($0) }
         let fbId = spare[Int.random(in: 0..<spare.count)]
-        let r = try await server.request("POST", "/users", json: Self.authData(fbId, try await facebook.token(for: fbId)))
-        guard let id = r.json["objectId"]?.stringValue, let token = r.json["sessionToken"]?.stringValue else {
-            throw TestServerError(description: "fresh Facebook user: \(r.text)")
-        }
-        return (id, token)
+        let (id, session, _) = try await facebook.logIn(fbId, on: server)
+        return (id, session)
     }
 
     /// A fresh session of the password user (a second login), for a cell that changes or deletes one.
