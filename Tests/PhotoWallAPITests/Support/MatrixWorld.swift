@@ -1,6 +1,7 @@
 import Foundation
 import PhotoWallCore
 import PhotoWallTesting
+import Synchronization
 
 /// Who makes a request in the authorization matrix (issue 11, "An authorization-matrix suite").
 enum Principal: String, CaseIterable, Sendable, CustomStringConvertible {
@@ -139,6 +140,9 @@ struct MatrixWorld: Sendable {
 
     static func make() async throws -> MatrixWorld {
         let (s, fb) = MockFacebookProcess.withServer()
+        // A static is never deinitialized: remove the server's data folder when the test process exits.
+        matrixDataDir.withLock { $0 = s.dataDir.path }
+        atexit(removeMatrixDataDir)
         func expect(_ r: ParseTestServer.Reply, _ status: Int, _ what: String) throws -> JSON {
             guard r.status == status else { throw TestServerError(description: "matrix set-up: \(what): \(r.status) \(r.text)") }
             return r.json
@@ -268,4 +272,11 @@ struct MatrixWorld: Sendable {
         guard let id = me.json["objectId"]?.stringValue else { throw TestServerError(description: "fresh session: \(me.text)") }
         return (id, token)
     }
+}
+
+private let matrixDataDir = Mutex<String?>(nil)
+
+/// `atexit` hook (a global function: C calls it).
+private func removeMatrixDataDir() {
+    if let dir = matrixDataDir.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: dir) }
 }
