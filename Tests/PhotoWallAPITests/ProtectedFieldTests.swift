@@ -6,8 +6,8 @@ import PhotoWallCore
 /// Protected fields (issue 11, finding 1): `authData`, session tokens and `_` columns are read and
 /// queried by the master key alone, `email` is read by its own user and queried by the master key
 /// alone. A query naming one is refused with 119, never answered as "no match", on every path:
-/// `where` (dotted paths, `$or`/`$and`/`$nor`), `order`, `count`, batch and `_method`; `keys`,
-/// `excludeKeys` and `include` never bring one back.
+/// `where` (dotted paths, `$or`/`$and`/`$nor`), `order`, `keys`, `excludeKeys`, `include`, `count`,
+/// batch and `_method`; no result ever carries one.
 @Suite(.serialized) struct ProtectedFieldTests {
     static let env = MockFacebookProcess.withServer()
     var s: ParseTestServer { Self.env.0 }
@@ -112,21 +112,27 @@ import PhotoWallCore
         #expect(me.json["email"]?.stringValue == v.email)
         #expect(me.json["authData"] == nil)
         #expect(me.json["sessionToken"]?.stringValue == v.session)
-        let own = try await s.request("GET", "/users/\(v.objectId)?keys=authData,email", key: .session(v.session))
-        #expect(own.json.objectValue?.keys.sorted() == ["ACL", "createdAt", "email", "objectId", "updatedAt"])
+        let own = try await s.request("GET", "/users/\(v.objectId)", key: .session(v.session))
+        #expect(own.json["email"]?.stringValue == v.email && own.json["authData"] == nil)
+        // Naming one in `keys` is refused like a `where` on it, even by the user itself.
+        let ownKeys = try await s.request("GET", "/users/\(v.objectId)?keys=authData,email", key: .session(v.session))
+        #expect(ownKeys.json == Self.forbidden("query", "authData", "_User"))
         let relogin = try await s.request("POST", "/users", json: ["authData": ["facebook": [
             "id": .string(v.fbId), "access_token": .string(try await fb.token(for: v.fbId)), "expiration_date": "2027-01-01T00:00:00.000Z"]]])
         #expect(relogin.status == 200)
         #expect(relogin.json["authData"] == nil)
         #expect(relogin.json["email"]?.stringValue == v.email)
 
-        // A friend asking for them by keys gets neither.
+        // A friend asking for them by keys is refused; asking for the view's fields gets only those.
         let byFriend = try await s.request("GET", "/users/\(v.objectId)?keys=authData,email,name", key: .session(v.friendSession))
-        #expect(byFriend.status == 200)
-        #expect(byFriend.json.objectValue?.keys.sorted() == ["name", "objectId"])
-        let found = try await s.request("GET", "/users?keys=%5B%22authData%22%2C%22email%22%5D&where=" + enc(["objectId": .string(v.objectId)]),
+        #expect(byFriend.status == 400)
+        #expect(byFriend.json == Self.forbidden("query", "authData", "_User"))
+        let found = try await s.request("GET", "/users?keys=%5B%22email%22%5D&where=" + enc(["objectId": .string(v.objectId)]),
                                         key: .session(v.friendSession))
-        #expect(found.json == ["results": [["objectId": .string(v.objectId)]]])
+        #expect(found.json == Self.forbidden("query", "email", "_User"))
+        let named = try await s.request("GET", "/users?keys=name,username&where=" + enc(["objectId": .string(v.objectId)]),
+                                        key: .session(v.friendSession))
+        #expect(named.json == ["results": [["objectId": .string(v.objectId), "name": MockFacebookProcess.fixture[v.fbId]?["name"] ?? .null]]])
         let excluded = try await s.request("GET", "/users?excludeKeys=name&where=" + enc(["objectId": .string(v.objectId)]), key: .session(v.friendSession))
         #expect(excluded.json == ["results": [["objectId": .string(v.objectId), "fbId": .string(v.fbId)]]])
 
@@ -173,7 +179,9 @@ import PhotoWallCore
         #expect(hashed.json == ["code": 105, "error": "Invalid key name: _hashed_password"])
         #expect(try await s.request("GET", "/users?order=_hashed_password", key: .session(first)).json["code"] == 105)
         let own = try await s.request("GET", "/users/\(uid)?keys=_hashed_password,sessionToken", key: .session(first))
-        #expect(own.json.objectValue?.keys.sorted() == ["ACL", "createdAt", "objectId", "updatedAt"])
+        #expect(own.json == ["code": 105, "error": "Invalid key name: _hashed_password"])
+        let ownToken = try await s.request("GET", "/users/\(uid)?keys=sessionToken", key: .session(first))
+        #expect(ownToken.json == Self.forbidden("query", "sessionToken", "_User"))
         // The master key sees every session's token.
         let all = try await s.request("GET", "/sessions?where=" + enc(["user": ["__type": "Pointer", "className": "_User", "objectId": .string(uid)]]),
                                       key: .master(nil))

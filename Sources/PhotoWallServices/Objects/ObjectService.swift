@@ -104,15 +104,27 @@ public final class ObjectService: Sendable {
         fieldPolicies[object.className]?.isOwner(object, auth) ?? false
     }
 
-    /// Refuses a query that names, in `where` or `order`, a field `auth` may not query: one of the
-    /// class's `FieldPolicy` fields, or one outside its `RestrictedView`. Dotted paths count by their
-    /// first part (`authData.facebook.access_token` is `authData`).
+    /// Refuses a query that names a field `auth` may not query: in `where` or `order`, one of the
+    /// class's `FieldPolicy` fields or one outside its `RestrictedView`; in `keys`, `excludeKeys` or
+    /// `include`, a `FieldPolicy` field or a `_` column (the renderer already leaves fields outside the
+    /// view out of each row, so naming those there reads nothing). Dotted paths count by their first
+    /// part (`authData.facebook.access_token` is `authData`). So one rule holds wherever a field can
+    /// be named (issue 11: "a query naming a protected field is refused").
     /// - Throws: 119 `This user is not allowed to query <field> on class <className>`, or `… to sort
-    ///   by …` for `order` (HTTP 400). Nothing is logged: the refusal names only the field.
+    ///   by …` for `order` (HTTP 400); 105 `Invalid key name: <field>` for a `_` column in `keys`,
+    ///   `excludeKeys` or `include`. Nothing is logged: the refusal names only the field.
     /// - Source: parse-server `RestQuery.denyProtectedFields`; see `FieldPolicy`.
-    func checkQueryable(className: String, whereJSON: JSON, order: [SortKey], auth: AuthContext) throws(ParseError) {
+    func checkQueryable(className: String, options: FindOptions, auth: AuthContext) throws(ParseError) {
         guard !auth.isMaster else { return }
         let policy = fieldPolicies[className]
+        for path in (options.keys ?? []) + options.excludeKeys + options.include {
+            let field = path.split(separator: ".", maxSplits: 1).first.map(String.init) ?? path
+            if field.hasPrefix("_") { throw ParseError(.invalidKeyName, "Invalid key name: \(field)") }
+            if let policy, !policy.isQueryable(field) {
+                throw ParseError(.operationForbidden, "This user is not allowed to query \(field) on class \(className)")
+            }
+        }
+        let whereJSON = options.whereJSON, order = options.order
         let view = rules.read { $0.restrictedViews[className] }
         guard policy != nil || view != nil else { return }
         func refused(_ path: String) -> String? {
@@ -181,10 +193,12 @@ public final class ObjectService: Sendable {
     // MARK: get
 
     /// One object readable by `auth`, in wire form, with `include`d pointers and `keys` applied.
-    /// - Throws: 101 `Object not found.` when missing or not readable.
+    /// - Throws: 101 `Object not found.` when missing or not readable; 119/105 for `keys`, `excludeKeys` or
+    ///   `include` naming a protected field (`checkQueryable`).
     public func get(className: String, objectId: String, options: FindOptions = FindOptions(),
                     auth: AuthContext) throws(ParseError) -> [String: JSON] {
         try validateClassName(className)
+        try checkQueryable(className: className, options: options, auth: auth)
         var predicate = Predicate.compare("objectId", .eq, .string(objectId))
         if let scope = try readPredicate(className, auth) { predicate = .and([predicate, scope]) }
         let q = StoredQuery(className: className, predicate: predicate, limit: 1, readers: auth.permissions)
@@ -274,7 +288,7 @@ public final class ObjectService: Sendable {
                      extraPredicate: Predicate? = nil) throws(ParseError) -> JSON {
         try validateClassName(className)
         var predicate = try parser.predicate(options.whereJSON)
-        try checkQueryable(className: className, whereJSON: options.whereJSON, order: options.order, auth: auth)
+        try checkQueryable(className: className, options: options, auth: auth)
         if let extraPredicate { predicate = .and([predicate, extraPredicate]) }
         if let scope = try readPredicate(className, auth) { predicate = .and([predicate, scope]) }
         let limit = min(options.limit ?? config.defaultLimit, config.maxLimit)
