@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Thumbnail benchmark: PhotoWall beside vipsthumbnail and Pillow, same run,
+# Thumbnail benchmark: PhotoWall beside vipsthumbnail, Pillow and the decode floor (djpeg), same run,
 # same 256 box and JPEG quality 85, on ../shared/imagecorpus/photos/* plus a
 # 24 MP JPEG made here by upscaling the Olympus photo with vips. Then HEIC and
 # WebP: the 12 MP Olympus photo encoded here with heif-enc and cwebp (q85),
@@ -9,9 +9,10 @@
 #   scripts/bench-thumbnails.sh [PATH_TO_PHOTOWALL]
 #
 # PHOTOWALL_THUMBNAIL_ARGS adds options to PhotoWall's command line only,
-# e.g. "--reducing-gap 1.0" to see Pillow-style 1/8 shrink-on-load.
+# e.g. "--jpeg-scale-gap 2" for libvips' JPEG shrink-on-load (1/4 for a 12 MP photo;
+# the floor column follows), "--reducing-gap 1.0" for a box pre-shrink down to the target.
 #
-# Needs: libvips-tools (vips, vipsthumbnail), heif-thumbnailer, libheif-examples
+# Needs: libvips-tools (vips, vipsthumbnail), heif-thumbnailer, libjpeg-turbo-progs (djpeg, the decode floor), libheif-examples
 # (heif-enc), webp (cwebp), python3-venv. Pillow is pinned
 # and installed into .build/venv on first use.
 set -euo pipefail
@@ -30,7 +31,7 @@ if ! "$BIN" thumbnail --help >/dev/null 2>&1; then
   echo "bench-thumbnails: $BIN has no working 'thumbnail' command" >&2
   exit 1
 fi
-for tool in vips vipsthumbnail vipsheader heif-thumbnailer heif-enc cwebp; do
+for tool in vips vipsthumbnail vipsheader heif-thumbnailer heif-enc cwebp djpeg; do
   command -v "$tool" >/dev/null || { echo "bench-thumbnails: $tool not found (scripts/install-deps.sh bench)" >&2; exit 1; }
 done
 if ! .build/venv/bin/python -c "import PIL, sys; sys.exit(PIL.__version__ != '$PILLOW_VERSION')" 2>/dev/null; then
@@ -58,7 +59,7 @@ fi
 
 PY=.build/venv/bin/python
 $PY scripts/bench_thumbnails.py --photowall "$BIN" --work "$WORK" \
-  --photowall-args "${PHOTOWALL_THUMBNAIL_ARGS:-}" \
+  --photowall-args "${PHOTOWALL_THUMBNAIL_ARGS:-}" --tools PhotoWall,vipsthumbnail,Pillow,djpeg-floor \
   "$CORPUS"/photos/*.jpg "$BIG"
 echo
 $PY scripts/bench_thumbnails.py --photowall "$BIN" --work "$WORK" --title "HEIC thumbnails" \

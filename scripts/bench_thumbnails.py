@@ -53,6 +53,12 @@ def commands(tool, image, n, work, photowall, extra):
             os.symlink(os.path.abspath(image), link)
             names.append(link)
         return ["vipsthumbnail", "--size", "256", "-o", os.path.join(work, "vips_%s.jpg[Q=85]")] + names
+    if tool == "djpeg-floor":
+        # The decode floor: libjpeg-turbo alone (Debian's djpeg, the library PhotoWall links) decoding the same
+        # file at the DCT scale PhotoWall picks, to RGB, output discarded. n images cost n processes (~1 ms each).
+        scale = f"1/{jpeg_scale_denominator(image, extra)}"
+        return ["sh", "-c", 'i=0; while [ $i -lt "$3" ]; do djpeg -scale "$2" -dct int -rgb -outfile /dev/null "$1" '
+                '|| exit 1; i=$((i+1)); done', "sh", image, scale, str(n)]
     if tool == "heif-thumbnailer":
         # One file per process by design: n images cost n processes (start-up included), PNG output.
         png = os.path.join(work, "out_heif-thumbnailer.png")
@@ -69,7 +75,7 @@ def main():
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--photowall-args", default="")
     ap.add_argument("--tools", default="PhotoWall,vipsthumbnail,Pillow",
-                    help="comma list of PhotoWall, vipsthumbnail, Pillow, heif-thumbnailer (first is compared)")
+                    help="comma list of PhotoWall, vipsthumbnail, Pillow, djpeg-floor, heif-thumbnailer (first is compared)")
     ap.add_argument("--title", default="")
     ap.add_argument("images", nargs="+")
     a = ap.parse_args()
@@ -88,9 +94,20 @@ def main():
           f"{a.batches} interleaved batches; CPU = user+sys; RSS = peak of the 20-image process)")
     print()
     others = tools[1:]
-    print("| image | MP | " + " | ".join(f"{t} wall ms / CPU ms / MiB" for t in tools) + " | "
-          + " | ".join(f"PhotoWall ÷ {t}" for t in others) + " |")
-    print("|---|---|" + "---|" * (len(tools) + len(others)))
+    goals = {"Pillow": "≤ 0.9", "djpeg-floor": "≤ 1.3"}
+    rss_goal = "Pillow" in tools and "djpeg-floor" in tools
+    if "djpeg-floor" in tools:
+        print("djpeg-floor: `djpeg -scale 1/N -rgb` (Debian libjpeg-turbo, as linked by PhotoWall) at the DCT scale "
+              "PhotoWall picks (column N), one process per image (about 1 ms of start-up each).")
+    if rss_goal:
+        print("goals: in process ≤ 0.9× Pillow on every image; ≤ 1.3× the decode floor; peak RSS ≤ Pillow's + 4 MiB")
+    print()
+    print("| image | MP | " + ("N | " if "djpeg-floor" in tools else "")
+          + " | ".join(f"{t} wall ms / CPU ms / MiB" for t in tools) + " | "
+          + " | ".join(f"PhotoWall ÷ {t}" + (f" (goal {goals[t]})" if t in goals else "") for t in others)
+          + (" | PhotoWall − Pillow MiB (goal ≤ 4)" if rss_goal else "") + " |")
+    print("|---|---|" + ("---|" if "djpeg-floor" in tools else "")
+          + "---|" * (len(tools) + len(others) + (1 if rss_goal else 0)))
     single = {}
     for image in a.images:
         res = {t: {"wall": [], "cpu": [], "rss": []} for t in tools}
@@ -114,7 +131,9 @@ def main():
         mp = megapixels(image)
         cells = " | ".join(f"{med[t]['wall']:.1f} / {med[t]['cpu']:.1f} / {med[t]['rss']:.1f}" for t in tools)
         ratios = " | ".join(f"{med['PhotoWall']['wall'] / med[t]['wall']:.2f}" for t in others)
-        print(f"| {os.path.basename(image)} | {mp:.1f} | {cells} | {ratios} |", flush=True)
+        scale = f"{jpeg_scale_denominator(image, extra)} | " if "djpeg-floor" in tools else ""
+        rss = f" | {med['PhotoWall']['rss'] - med['Pillow']['rss']:+.1f}" if rss_goal else ""
+        print(f"| {os.path.basename(image)} | {mp:.1f} | {scale}{cells} | {ratios}{rss} |", flush=True)
     print()
     print(f"## One process per image (median of {a.runs} runs; wall ms / peak RSS MiB, start-up included)")
     print()
@@ -125,10 +144,31 @@ def main():
         print(f"| {os.path.basename(image)} | " + " | ".join(f"{s[t]['wall']:.0f} / {s[t]['rss']:.1f}" for t in tools) + " |")
 
 
-def megapixels(path):
-    size = [int(subprocess.run(["vipsheader", "-f", f, path], capture_output=True, text=True, check=True).stdout)
+def jpeg_scale_denominator(path, extra, box=256):
+    """The DCT scale PhotoWall's JPEGDecoder picks for a `box` thumbnail (ThumbnailOptions.jpegScaleGap:
+    1.25, or --jpeg-scale-gap G in the PhotoWall options)."""
+    w, h = size(path)
+    gap = float(extra[extra.index("--jpeg-scale-gap") + 1]) if "--jpeg-scale-gap" in extra else 1.25
+    if max(w, h) <= box:
+        tw, th = w, h
+    elif w >= h:
+        tw, th = box, min(max(int(h * box / w + 0.5), 1), box)
+    else:
+        tw, th = min(max(int(w * box / h + 0.5), 1), box), box
+    for d in (8, 4, 2):
+        if w / d >= gap * tw and h / d >= gap * th:
+            return d
+    return 1
+
+
+def size(path):
+    return [int(subprocess.run(["vipsheader", "-f", f, path], capture_output=True, text=True, check=True).stdout)
             for f in ("width", "height")]
-    return size[0] * size[1] / 1e6
+
+
+def megapixels(path):
+    w, h = size(path)
+    return w * h / 1e6
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ build_pkgs=(pkg-config libmicrohttpd-dev libcurl4-openssl-dev libjpeg62-turbo-de
 # img2webp, webpmux) make the HEIC/AVIF/WebP test files at test time (PhotoWallImagingTests).
 test_pkgs=(curl sqlite3 python3 python3-venv postgresql-15 postgresql-client-15 nginx-light chromium chromium-driver
            libheif-examples webp)
-bench_pkgs=(wrk libvips-tools heif-thumbnailer)
+bench_pkgs=(wrk libvips-tools heif-thumbnailer libjpeg-turbo-progs)
 
 want=("${build_pkgs[@]}")
 case "$level" in

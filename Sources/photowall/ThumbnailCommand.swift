@@ -6,19 +6,21 @@ import Glibc
 import Darwin
 #endif
 
-/// `photowall thumbnail IN OUT [--size N] [--format auto|jpeg|png] [--quality Q] [--repeat N] [--reducing-gap G]`
+/// `photowall thumbnail IN OUT [--size N] [--format auto|jpeg|png] [--quality Q] [--repeat N] [--reducing-gap G]
+/// [--jpeg-scale-gap G]`
 ///
 /// Makes one thumbnail of IN (JPEG, PNG, WebP, HEIC/HEIF or AVIF, by magic bytes) and writes it to
 /// OUT. `--repeat N` makes the same thumbnail N times in this process and
 /// prints the time per image to stderr (for benchmarks; OUT is written once).
-/// `--reducing-gap G` sets `ThumbnailOptions.reducingGap` (default 2.0).
+/// `--reducing-gap G` sets `ThumbnailOptions.reducingGap` (default 2.0), `--jpeg-scale-gap G`
+/// `ThumbnailOptions.jpegScaleGap` (default 1.25; 2.0 is libvips' JPEG shrink-on-load).
 ///
 /// - Parameter args: The arguments after `thumbnail`.
 /// - Returns: 0 on success; 1 with a one-line reason on stderr for bad input
 ///   or a failed write; 2 for a usage error.
 func runThumbnailCommand(_ args: [String]) -> Int32 {
     let usage = "usage: photowall thumbnail IN OUT [--size N] [--format auto|jpeg|png] [--quality Q] [--repeat N]"
-        + " [--reducing-gap G]"
+        + " [--reducing-gap G] [--jpeg-scale-gap G]"
     var positional: [String] = []
     var options = ThumbnailOptions()
     var repeats = 1
@@ -26,6 +28,14 @@ func runThumbnailCommand(_ args: [String]) -> Int32 {
     func value(_ name: String, in range: ClosedRange<Int>) -> Int? {
         guard i + 1 < args.count, let v = Int(args[i + 1]), range.contains(v) else {
             printError("photowall thumbnail: \(name) needs an integer in \(range.lowerBound)...\(range.upperBound)")
+            return nil
+        }
+        i += 1
+        return v
+    }
+    func gap(_ name: String) -> Double? {
+        guard i + 1 < args.count, let v = Double(args[i + 1]), (1.0...8.0).contains(v) else {
+            printError("photowall thumbnail: \(name) needs a number in 1.0...8.0")
             return nil
         }
         i += 1
@@ -43,12 +53,11 @@ func runThumbnailCommand(_ args: [String]) -> Int32 {
             guard let v = value("--repeat", in: 1...100_000) else { return 2 }
             repeats = v
         case "--reducing-gap":
-            guard i + 1 < args.count, let v = Double(args[i + 1]), (1.0...8.0).contains(v) else {
-                printError("photowall thumbnail: --reducing-gap needs a number in 1.0...8.0")
-                return 2
-            }
+            guard let v = gap("--reducing-gap") else { return 2 }
             options.reducingGap = v
-            i += 1
+        case "--jpeg-scale-gap":
+            guard let v = gap("--jpeg-scale-gap") else { return 2 }
+            options.jpegScaleGap = v
         case "--format":
             guard i + 1 < args.count, let format = ThumbnailFormat(rawValue: args[i + 1]) else {
                 printError("photowall thumbnail: --format needs auto, jpeg or png")

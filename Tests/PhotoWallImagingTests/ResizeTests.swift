@@ -56,9 +56,10 @@ struct ResizeTests {
     @Test("DCT shrink-on-load matches a full-size decode")
     func dctScalingGeometry() throws {
         let bytes = try SweepSource.jpegBig.bytes()
-        let fast = try Pixels.thumbnailPixels(bytes)                 // 1/4 DCT scale
+        let fast = try Pixels.thumbnailPixels(bytes)                 // DCT-scaled
         var options = ThumbnailOptions(longestEdgePixels: 256, format: .png)
-        options.reducingGap = 8                                      // forces a full-size decode
+        options.reducingGap = 8                                      // with jpegScaleGap 8: a full-size decode
+        options.jpegScaleGap = 8
         let slow = try bytes.withUnsafeBytes { try Thumbnailer.uprightImages(from: $0, longestEdges: [256], options: options)[0].0 }
         try #require(fast.width == slow.width && fast.height == slow.height)
         let difference = Pixels.meanAbsDiff(Pixels.blockMeans(fast, cell: 4), Pixels.blockMeans(slow, cell: 4))

@@ -56,7 +56,7 @@ struct JPEGDecoder: ~Copyable {
 
         let largest = targets.max { $0.width * $0.height < $1.width * $1.height }!
         let denom = Self.scaleDenominator(width: header.width, height: header.height, largest: largest,
-                                          gap: options.reducingGap)
+                                          gap: options.jpegScaleGap)
         var outWidth: UInt32 = 0, outHeight: UInt32 = 0
         try ShimStatus.check(CImageShim_jpeg_start(raw, Int32(denom), &outWidth, &outHeight), message,
                              type: .jpeg, options: options)
