@@ -110,18 +110,9 @@ extension ParseAPI {
     /// `inline; filename*=UTF-8''<original name>` (RFC 6266 §4.3, RFC 8187 §3.2: every byte outside
     /// `attr-char` percent-encoded), so a browser saving the file offers the name the client sent.
     static func contentDisposition(original: String) -> String {
-        var out = "inline; filename*=UTF-8''"
-        let hex = Array("0123456789ABCDEF".utf8)
-        for b in original.utf8 {
-            let attrChar = (0x30...0x39).contains(b) || (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b)
-                || "!#$&+-.^_`|~".utf8.contains(b)
-            if attrChar {
-                out.unicodeScalars.append(Unicode.Scalar(b))
-            } else {
-                out += "%" + String(decoding: [hex[Int(b >> 4)], hex[Int(b & 15)]], as: UTF8.self)
-            }
+        "inline; filename*=UTF-8''" + percentEncode(original) { b in
+            (0x30...0x39).contains(b) || (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b) || "!#$&+-.^_`|~".utf8.contains(b)
         }
-        return out
     }
 }
 

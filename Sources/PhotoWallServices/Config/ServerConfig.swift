@@ -46,17 +46,7 @@ public struct ServerConfig: Sendable {
 
     /// JavaScript's `encodeURIComponent`.
     public static func encodeURIComponent(_ s: String) -> String {
-        var out: [UInt8] = []
-        out.reserveCapacity(s.utf8.count)
-        let hex: StaticString = "0123456789ABCDEF"
-        for b in s.utf8 {
-            if unreserved[Int(b)] {
-                out.append(b)
-            } else {
-                out += [UInt8(ascii: "%"), hex.utf8Start[Int(b >> 4)], hex.utf8Start[Int(b & 15)]]
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
+        percentEncode(s) { unreserved[Int($0)] }
     }
 
     /// Bytes `encodeURIComponent` leaves as they are: `A-Z a-z 0-9 - _ . ! ~ * ' ( )`.

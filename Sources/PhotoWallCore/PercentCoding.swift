@@ -24,3 +24,20 @@ public func percentDecode(_ s: some StringProtocol, plusAsSpace: Bool = false) -
     }
     return String(decoding: out, as: UTF8.self)
 }
+
+/// Percent-encodes every UTF-8 byte of `s` that `keep` refuses, as `%XX` with upper-case hex (RFC 3986
+/// §2.1). The one encoder behind file URLs (`encodeURIComponent`'s set) and `Content-Disposition`
+/// `filename*` (RFC 8187's `attr-char` set).
+public func percentEncode(_ s: some StringProtocol, keeping keep: (UInt8) -> Bool) -> String {
+    let hex: StaticString = "0123456789ABCDEF"
+    var out: [UInt8] = []
+    out.reserveCapacity(s.utf8.count)
+    for b in s.utf8 {
+        if keep(b) {
+            out.append(b)
+        } else {
+            out += [UInt8(ascii: "%"), hex.utf8Start[Int(b >> 4)], hex.utf8Start[Int(b & 15)]]
+        }
+    }
+    return String(decoding: out, as: UTF8.self)
+}
