@@ -11,8 +11,9 @@ RELEASE_BIN = $(shell $(SWIFT) build -c release --show-bin-path)/photowall
 PREFIX     ?= /usr/local
 
 # Suites that kill servers or cut connections mid-transfer: run on their own, after the rest, so that
-# load from other tests can't change what they provoke.
-TIMING_SUITES := TusClientTests|CrashTests
+# load from other tests can't change what they provoke (TusProtocolTests trickles a PATCH body a byte every 50 ms
+# against the 5 s stall limit; under the first pass's load it failed in 2 of 4 runs, alone it passes).
+TIMING_SUITES := TusClientTests|CrashTests|TusProtocolTests
 
 .PHONY: all deps deps-test deps-bench venv build release run install test test-swift test-python test-cli test-browser test-asan test-postgres test-s3 bench clean
 
