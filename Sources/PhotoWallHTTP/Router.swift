@@ -18,9 +18,10 @@ public struct Router: Sendable {
     var routes: [Route] = []
     var fallback: PlanMaker
 
-    /// - Parameter fallback: the plan for paths no route matches (default: 404 `{"error":"not found"}`).
+    /// - Parameter fallback: the plan for paths no route matches (default: `HTTPError.notFound`, rendered
+    ///   by the configuration's `errorRenderer`).
     public init(fallback: PlanMaker? = nil) {
-        self.fallback = fallback ?? { _ in .immediate(.json(["error": "not found"], status: 404)) }
+        self.fallback = fallback ?? { _ in .refuse(HTTPError.notFound) }
     }
 
     /// Adds a route. `method` is upper-case, or `*` for any method.

@@ -18,7 +18,7 @@ extension ParseAPI {
     /// - Source: parse-rest-api.md §5 ("Route details", "Who may upload").
     func fileUploadPlan(_ routed: RequestHead) -> RoutePlan {
         let name = routed.pathParameters["filename"] ?? ""
-        return .streamed(maxBodyBytes: config.maxUploadBytes, open: { [self] head in
+        return .streamed(maxBodyBytes: config.maxUploadBytes, open: { [self] head -> StreamOpenResult<FileUploadSink> in
             do {
                 let credentials = Credentials(headers: head.headers)
                 guard credentials.isAuthorized(config) else { throw PlainError.unauthorized }
@@ -30,7 +30,6 @@ extension ParseAPI {
                 return .respond(Render.error(error, logger: logger, requestID: head.requestID))
             }
         }, handler: { [self] head, sink in
-            guard let sink = sink as? FileUploadSink else { return Render.json(["code": 1, "message": "Internal server error."], status: 500) }
             do {
                 let record = try files.finish(sink.upload)
                 let url = config.fileURL(record.name)

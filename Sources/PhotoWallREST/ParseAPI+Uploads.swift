@@ -3,10 +3,12 @@ import PhotoWallHTTP
 import PhotoWallServices
 import PhotoWallStorage
 
-/// Streams a PATCH body into an `UploadAppend`.
+/// Streams a PATCH body (or a creation request's first chunk) into an `UploadAppend`; for a creation
+/// it also keeps the record made, which the answer reports even when that chunk is refused.
 final class UploadAppendSink: RequestBodySink {
     let append: UploadAppend
-    init(_ append: UploadAppend) { self.append = append }
+    let created: UploadRecord?
+    init(_ append: UploadAppend, created: UploadRecord? = nil) { self.append = append; self.created = created }
     func write(_ bytes: UnsafeRawBufferPointer) throws { try append.write(bytes) }
     func abort() { append.abort() }
 }
@@ -136,8 +138,7 @@ extension ParseAPI {
     // MARK: creation (+ creation-with-upload)
 
     func tusCreatePlan(_ routed: RequestHead, _ uploads: UploadService) -> RoutePlan {
-        let created = CreatedUpload()
-        return .streamed(maxBodyBytes: config.maxUploadBytes, open: { [self] head in
+        .streamed(maxBodyBytes: config.maxUploadBytes, open: { [self] head -> StreamOpenResult<UploadAppendSink> in
             do {
                 let auth = try tusAuth(head)
                 let length: Int64?
@@ -155,24 +156,22 @@ extension ParseAPI {
                     throw UploadError.tooLarge(maximum: Int(length))
                 }
                 let record = try uploads.create(length: length, metadata: try Self.parseMetadata(head.headers["Upload-Metadata"]), auth: auth)
-                created.set(record)
                 if !hasBody { return .respond(createdResponse(record)) }
                 let append = try uploads.beginAppend(id: record.id, offset: 0, length: nil, checksum: head.headers["Upload-Checksum"], auth: auth)
-                return .sink(UploadAppendSink(append))
+                return .sink(UploadAppendSink(append, created: record))
             } catch is UnsupportedMediaType {
                 return .respond(unsupportedMedia())
             } catch {
                 return .respond(render(error, head))
             }
         }, handler: { [self] head, sink in
-            guard let sink = sink as? UploadAppendSink else { return Render.json(["code": 1, "message": "Internal server error."], status: 500) }
             do {
                 return createdResponse(try sink.append.finish())
             } catch {
                 // The upload exists even if its first chunk was refused: answer 201 so the client can resume,
                 // except for a checksum mismatch, which the client must see.
                 if let e = error as? UploadError, case .checksumMismatch = e { return render(error, head) }
-                if let record = created.get() { return createdResponse(record) }
+                if let record = sink.created { return createdResponse(record) }
                 return render(error, head)
             }
         })
@@ -209,14 +208,15 @@ extension ParseAPI {
 
     func tusPatchPlan(_ routed: RequestHead, _ uploads: UploadService) -> RoutePlan {
         let id = routed.pathParameters["id"] ?? ""
-        // The most a PATCH may carry is what the upload still lacks; a larger Content-Length gets 413
-        // before any body byte is read. (An unknown or foreign upload is refused in `open`.) A PATCH at
-        // another offset gets 409 from `open` instead, even on a finished upload: the offset is checked
-        // before the length (tus 1.0.0 §PATCH, as tusd does).
-        let record = UploadService.isValidIDForRouting(id) ? (try? uploads.database.upload(id: id)) ?? nil : nil
-        let offsetMatches = record != nil && routed.headers["Upload-Offset"].flatMap { Int64($0) } == record?.offset
-        let limit = offsetMatches ? record.map { uploads.remainingBytes($0) } ?? config.maxUploadBytes : config.maxUploadBytes
-        return .streamed(maxBodyBytes: max(0, limit), open: { [self] head in
+        return .streamed(maxBodyBytes: config.maxUploadBytes, open: { [self] head -> StreamOpenResult<UploadAppendSink> in
+            // The most a PATCH may carry is what the upload still lacks; a larger Content-Length gets 413
+            // before any body byte is read (and before the credentials are checked). An unknown or
+            // foreign upload is refused below. A PATCH at another offset gets 409 below instead, even on a
+            // finished upload: the offset is checked before the length (tus 1.0.0 §PATCH, as tusd does).
+            // This runs on a worker: the record lookup is a database read.
+            let offset = head.headers["Upload-Offset"].flatMap { Int64($0) }
+            let limit = max(0, offset.flatMap { uploads.patchLimit(id: id, offset: $0) } ?? config.maxUploadBytes)
+            if let length = head.contentLength, length > limit { throw HTTPError.payloadTooLarge }
             do {
                 let auth = try tusAuth(head)
                 guard Self.offsetOctetStream(head) else { throw UnsupportedMediaType() }
@@ -225,7 +225,7 @@ extension ParseAPI {
                 }
                 let length = head.headers["Upload-Length"].flatMap { Int64($0) }
                 let append = try uploads.beginAppend(id: id, offset: offset, length: length, checksum: head.headers["Upload-Checksum"], auth: auth)
-                return .sink(UploadAppendSink(append))
+                return .sink(UploadAppendSink(append), maxBodyBytes: limit)
             } catch is UnsupportedMediaType {
                 return .respond(unsupportedMedia())
             } catch let e as UploadError {
@@ -238,7 +238,6 @@ extension ParseAPI {
                 return .respond(render(error, head))
             }
         }, handler: { [self] head, sink in
-            guard let sink = sink as? UploadAppendSink else { return Render.json(["code": 1, "message": "Internal server error."], status: 500) }
             do {
                 return Response(status: 204, headers: tusHeaders(uploadHeaders(try sink.append.finish())))
             } catch {
@@ -261,11 +260,3 @@ extension ParseAPI {
     }
 }
 
-/// The record made by a creation request, kept for its response.
-final class CreatedUpload: Sendable {
-    private let value = Mutex<UploadRecord?>(nil)
-    func set(_ r: UploadRecord) { value.withLock { $0 = r } }
-    func get() -> UploadRecord? { value.withLock { $0 } }
-}
-
-import Synchronization

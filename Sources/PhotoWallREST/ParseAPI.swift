@@ -22,12 +22,18 @@ public final class ParseAPI: Sendable {
     public let fileAccess: FileAccess?
     let functions: [String: CloudFunction]
     let logger: Logger
+    /// Whether reading one object by id is a local page-cache read (SQLite), cheap enough to run on the
+    /// event thread; false for a database across the network (PostgreSQL).
+    let objectReadsAreLocal: Bool
 
+    /// - Parameter objectReadsAreLocal: true only when the objects' database is in-process (SQLite): `GET`
+    ///   of one object then runs on the event thread. A network round trip (PostgreSQL) must not.
     public init(config: ServerConfig, objects: ObjectService, users: UserService, files: FileService,
-                uploads: UploadService? = nil, fileAccess: FileAccess? = nil, functions: [String: CloudFunction] = [:], logger: Logger) {
+                uploads: UploadService? = nil, fileAccess: FileAccess? = nil, functions: [String: CloudFunction] = [:],
+                objectReadsAreLocal: Bool = false, logger: Logger) {
         self.config = config; self.objects = objects; self.users = users; self.files = files; self.uploads = uploads
         self.fileAccess = fileAccess
-        self.functions = functions; self.logger = logger
+        self.functions = functions; self.objectReadsAreLocal = objectReadsAreLocal; self.logger = logger
     }
 
     /// Adds the API's routes to `router`.
@@ -44,10 +50,11 @@ public final class ParseAPI: Sendable {
             let appId = routed.pathParameters["appId"] ?? "", name = routed.pathParameters["filename"] ?? ""
             return .buffered(maxBodyBytes: 0) { request in self.fileDownload(request.head, appId: appId, name: name) }
         }
-        // Fetching one object by id is a primary-key read and a small render: cheaper than the
-        // hand-off to a worker thread, so it runs on the event thread (unless `include` widens it).
+        // Fetching one object by id from SQLite is a primary-key page-cache read and a small render:
+        // cheaper than the hand-off to a worker thread, so it runs on the event thread (unless `include`
+        // widens it). On PostgreSQL it is a network round trip: a worker's.
         router.add("GET", mount + "/classes/:className/:objectId") { [self] head in
-            if head.queryValue("include") != nil {
+            if !objectReadsAreLocal || head.queryValue("include") != nil {
                 return .buffered(maxBodyBytes: config.maxJSONBytes) { request in self.handleJSON(request) }
             }
             return .inline(maxBodyBytes: config.maxJSONBytes) { request in self.handleJSON(request) }

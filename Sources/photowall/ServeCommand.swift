@@ -253,7 +253,8 @@ enum ServeCommand {
             files.removeUnclaimed(before: cutoff, className: "WallImage", fields: FileAccess.wallFileFields, logger: logger)
         }])
         let api = ParseAPI(config: config, objects: objects, users: users, files: files, uploads: uploads,
-                           fileAccess: fileAccess, functions: ["feed": feed.function], logger: logger)
+                           fileAccess: fileAccess, functions: ["feed": feed.function],
+                           objectReadsAreLocal: database is SQLiteAdapter, logger: logger)
         var apiRouter = Router()
         api.register(on: &apiRouter)
         // With presigned downloads, wall images load from the S3 endpoint: the page must allow it.

@@ -219,6 +219,14 @@ public final class UploadService: Sendable {
         }
     }
 
+    /// The most bytes a PATCH at `offset` of upload `id` may carry (what the upload still lacks), or nil
+    /// when the id is malformed or unknown, or `offset` is not the upload's offset (the PATCH is then
+    /// refused by `beginAppend`, with 404 or 409). No authorization: only a limit is revealed to no one.
+    public func patchLimit(id: String, offset: Int64) -> Int? {
+        guard Self.isValidID(id), let record = (try? database.upload(id: id)) ?? nil, record.offset == offset else { return nil }
+        return remainingBytes(record)
+    }
+
     /// The most bytes a PATCH at the upload's offset may carry.
     public func remainingBytes(_ u: UploadRecord) -> Int {
         Int(min(Int64(config.maxUploadBytes), u.length ?? Int64(config.maxUploadBytes)) - u.offset)
