@@ -24,7 +24,10 @@ import Glibc
 /// Lifecycle: initial → running → shuttingDown → stopped. A server starts at most once.
 public final class HTTPServer: Sendable {
     public let configuration: Configuration
-    public let router: Router
+    /// The routes: given at init, or set once by `route(_:)` after `start()`.
+    let routes: ReadMostly<Router>
+    /// Whether `route(_:)` may still set the routes (a server made with `init(configuration:whileStarting:)`).
+    private let awaitingRoutes: Mutex<Bool>
 
     private enum Lifecycle {
         case initial
@@ -54,7 +57,29 @@ public final class HTTPServer: Sendable {
     ///   - router: routes to answer; immutable once handed over.
     public init(configuration: Configuration = Configuration(), router: Router) {
         self.configuration = configuration
-        self.router = router
+        self.routes = ReadMostly(router)
+        self.awaitingRoutes = Mutex(false)
+    }
+
+    /// A server whose routes are given after `start()`, for routes that need the bound port (a public
+    /// URL with port 0): until `route(_:)`, every request is answered `whileStarting` (e.g. 503 with
+    /// `Retry-After`), without reading its body.
+    public init(configuration: Configuration = Configuration(), whileStarting: Response) {
+        self.configuration = configuration
+        self.routes = ReadMostly(Router(fallback: { _ in .immediate(whileStarting) }))
+        self.awaitingRoutes = Mutex(true)
+    }
+
+    /// Sets the routes of a server made with `init(configuration:whileStarting:)`, once; requests from
+    /// then on are routed by `router`. Calling it twice, or on a server given its router at init, is a
+    /// programming error (trap).
+    public func route(_ router: Router) {
+        let allowed = awaitingRoutes.withLock { waiting in
+            defer { waiting = false }
+            return waiting
+        }
+        precondition(allowed, "HTTPServer.route(_:) is for a server made with init(configuration:whileStarting:), once")
+        routes.write { $0 = router }
     }
 
     deinit {
@@ -116,7 +141,7 @@ public final class HTTPServer: Sendable {
         guard c.requestHeadTimeoutSeconds >= 0, c.requestHeadTimeoutSeconds * 1000 <= Double(UInt32.max)
         else { throw invalid("requestHeadTimeoutSeconds must be 0–4294967") }
 
-        let engine = Engine(router: router, configuration: c)
+        let engine = Engine(routes: routes, configuration: c)
         // Retain rule: MHD's callbacks get this +1 as `cls`; it is released after MHD_stop_daemon.
         let reference = Unmanaged.passRetained(engine)
         var errorNumber: Int32 = 0

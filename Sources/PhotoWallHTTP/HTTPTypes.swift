@@ -48,6 +48,8 @@ public struct RequestHead: Sendable {
     public var contentLength: Int?
     /// `:name` segments captured by the route pattern, percent-decoded.
     public var pathParameters: [String: String]
+    /// The pattern of the route that matched, as registered (`/parse/uploads/:id`); "" when none did.
+    public var routePattern: String = ""
     /// Taken from `X-Request-Id` when the client sent a sane one, otherwise generated; echoed in the response.
     public var requestID: String
     /// Peer address as text (`127.0.0.1`), for logs.

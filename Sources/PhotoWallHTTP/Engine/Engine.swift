@@ -7,7 +7,8 @@ import Synchronization
 /// One `Engine` per running daemon. `HTTPServer` keeps it retained (as the callbacks' `cls`) from
 /// `MHD_start_daemon` until `MHD_stop_daemon` has returned.
 final class Engine: Sendable {
-    let router: Router
+    /// The server's routes (set once more after start by `HTTPServer.route(_:)`).
+    let routes: ReadMostly<Router>
     let configuration: HTTPServer.Configuration
     let logger: Logger
     let workers: WorkerPool
@@ -19,8 +20,8 @@ final class Engine: Sendable {
     /// Set when shutdown gives up waiting: no further handler may be dispatched.
     private let stopping = Atomic<Bool>(false)
 
-    init(router: Router, configuration: HTTPServer.Configuration) {
-        self.router = router
+    init(routes: ReadMostly<Router>, configuration: HTTPServer.Configuration) {
+        self.routes = routes
         self.configuration = configuration
         self.logger = configuration.logger
         self.workers = WorkerPool(threadCount: configuration.workerThreads, name: "http-worker")
@@ -47,7 +48,7 @@ final class Engine: Sendable {
         // First call: the head is complete, no body byte has been read (nor `100 Continue` sent).
         var (head, chunked, expectsContinue) = readHead(connection: connection, url: url, method: method)
         let framingError = Engine.framingError(head.headers)
-        let plan = framingError == nil ? router.resolve(&head) : .immediate(Response())
+        let plan = framingError == nil ? routes.read { $0 }.resolve(&head) : .immediate(Response())
         let context = RequestContext(head: head, chunked: chunked, expectsContinue: expectsContinue)
         registry.withLock { $0[ObjectIdentifier(context)] = context }
         // Retain rule: this +1 lives in MHD's per-request slot until engineRequestCompleted, which MHD

@@ -380,6 +380,26 @@ public final class UploadService: Sendable {
     }
 }
 
+/// What the tus routes report of an upload (its `Upload-*` headers), without the storage record.
+public struct UploadState: Sendable {
+    public var id: String
+    /// Bytes received and durable.
+    public var offset: Int64
+    /// `Upload-Length` in bytes; nil while deferred.
+    public var length: Int64?
+    /// Decoded `Upload-Metadata`.
+    public var metadata: [String: String]
+    /// When an unfinished upload expires.
+    public var expiresAt: ParseDate
+    /// The Parse file's name once complete.
+    public var completedName: String?
+
+    public init(_ record: UploadRecord) {
+        id = record.id; offset = record.offset; length = record.length; metadata = record.metadata
+        expiresAt = record.expiresAt; completedName = record.completedName
+    }
+}
+
 /// Protocol-level failures, each with its tus status code.
 public enum UploadError: Error, Sendable {
     case notFound
