@@ -25,9 +25,7 @@ import Glibc
 public final class HTTPServer: Sendable {
     public let configuration: Configuration
     /// The routes: given at init, or set once by `route(_:)` after `start()`.
-    let routes: ReadMostly<Router>
-    /// Whether `route(_:)` may still set the routes (a server made with `init(configuration:whileStarting:)`).
-    private let awaitingRoutes: Mutex<Bool>
+    let routes: Routes
 
     private enum Lifecycle {
         case initial
@@ -57,8 +55,7 @@ public final class HTTPServer: Sendable {
     ///   - router: routes to answer; immutable once handed over.
     public init(configuration: Configuration = Configuration(), router: Router) {
         self.configuration = configuration
-        self.routes = ReadMostly(router)
-        self.awaitingRoutes = Mutex(false)
+        self.routes = Routes(fixed: router)
     }
 
     /// A server whose routes are given after `start()`, for routes that need the bound port (a public
@@ -66,20 +63,14 @@ public final class HTTPServer: Sendable {
     /// `Retry-After`), without reading its body.
     public init(configuration: Configuration = Configuration(), whileStarting: Response) {
         self.configuration = configuration
-        self.routes = ReadMostly(Router(fallback: { _ in .immediate(whileStarting) }))
-        self.awaitingRoutes = Mutex(true)
+        self.routes = Routes(whileStarting: Router(fallback: { _ in .immediate(whileStarting) }))
     }
 
     /// Sets the routes of a server made with `init(configuration:whileStarting:)`, once; requests from
     /// then on are routed by `router`. Calling it twice, or on a server given its router at init, is a
     /// programming error (trap).
     public func route(_ router: Router) {
-        let allowed = awaitingRoutes.withLock { waiting in
-            defer { waiting = false }
-            return waiting
-        }
-        precondition(allowed, "HTTPServer.route(_:) is for a server made with init(configuration:whileStarting:), once")
-        routes.write { $0 = router }
+        routes.set(router)
     }
 
     deinit {
@@ -272,5 +263,30 @@ public final class HTTPServer: Sendable {
         stoppedGroup.wait()
         for source in sources { source.cancel() }
         for (signalNumber, handler) in previous { _ = signal(signalNumber, handler) }
+    }
+}
+
+/// A server's routes: fixed at init, or a "starting" router until `set` is called once. Read on every
+/// request with one atomic load (no lock).
+final class Routes: Sendable {
+    final class Box: Sendable {
+        let router: Router
+        init(_ router: Router) { self.router = router }
+    }
+
+    private let initial: Box
+    private let later = AtomicLazyReference<Box>()
+    private let acceptsLater: Bool
+
+    init(fixed router: Router) { initial = Box(router); acceptsLater = false }
+    init(whileStarting router: Router) { initial = Box(router); acceptsLater = true }
+
+    /// The router requests are routed by now.
+    var current: Router { (later.load() ?? initial).router }
+
+    func set(_ router: Router) {
+        precondition(acceptsLater, "HTTPServer.route(_:) is for a server made with init(configuration:whileStarting:)")
+        let box = Box(router)
+        precondition(later.storeIfNil(box) === box, "HTTPServer.route(_:) may be called once")
     }
 }

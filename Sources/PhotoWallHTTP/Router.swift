@@ -13,6 +13,8 @@ public struct RouteTable<Target: Sendable>: Sendable {
         var method: String
         var pattern: String
         var segments: [Substring]
+        /// The pattern ends in `*name` (so it matches paths of `segments.count - 1` or more segments).
+        var endsInRest: Bool
         var target: Target
     }
 
@@ -31,8 +33,9 @@ public struct RouteTable<Target: Sendable>: Sendable {
 
     /// Adds a route. `method` is upper-case, or `*` for any method.
     public mutating func add(_ method: String, _ pattern: String, _ target: Target) {
-        entries.append(Entry(method: method, pattern: pattern,
-                             segments: pattern.split(separator: "/", omittingEmptySubsequences: true), target: target))
+        let segments = pattern.split(separator: "/", omittingEmptySubsequences: true)
+        entries.append(Entry(method: method, pattern: pattern, segments: segments,
+                             endsInRest: segments.last?.hasPrefix("*") ?? false, target: target))
     }
 
     /// The first route for `method` whose pattern matches `path` (raw, as sent: captured segments are
@@ -48,12 +51,19 @@ public struct RouteTable<Target: Sendable>: Sendable {
     }
 
     private func match<S: StringProtocol>(method: String, parts: [S], decode: (S) -> String) -> Match? {
-        let tiers: [[String]] = method == "HEAD" ? [["HEAD"], ["GET"], ["*"]] : [[method, "*"]]
-        for methods in tiers {
-            for entry in entries where methods.contains(entry.method) {
-                if let parameters = Self.match(entry.segments, parts, decode) {
-                    return Match(target: entry.target, pattern: entry.pattern, parameters: parameters)
-                }
+        if method == "HEAD" {
+            return first(parts, decode) { $0 == "HEAD" } ?? first(parts, decode) { $0 == "GET" } ?? first(parts, decode) { $0 == "*" }
+        }
+        return first(parts, decode) { $0 == method || $0 == "*" }
+    }
+
+    /// The first entry whose method `accepts` and whose pattern matches `parts` (in the order added).
+    private func first<S: StringProtocol>(_ parts: [S], _ decode: (S) -> String, accepts: (String) -> Bool) -> Match? {
+        for entry in entries where accepts(entry.method) {
+            // Cheap rejection by segment count before comparing segments.
+            guard entry.endsInRest ? parts.count >= entry.segments.count - 1 : parts.count == entry.segments.count else { continue }
+            if let parameters = Self.match(entry.segments, parts, decode) {
+                return Match(target: entry.target, pattern: entry.pattern, parameters: parameters)
             }
         }
         return nil

@@ -7,8 +7,8 @@ import Synchronization
 /// One `Engine` per running daemon. `HTTPServer` keeps it retained (as the callbacks' `cls`) from
 /// `MHD_start_daemon` until `MHD_stop_daemon` has returned.
 final class Engine: Sendable {
-    /// The server's routes (set once more after start by `HTTPServer.route(_:)`).
-    let routes: ReadMostly<Router>
+    /// The server's routes (set once after start by `HTTPServer.route(_:)` for a starting server).
+    let routes: Routes
     let configuration: HTTPServer.Configuration
     let logger: Logger
     let workers: WorkerPool
@@ -20,7 +20,7 @@ final class Engine: Sendable {
     /// Set when shutdown gives up waiting: no further handler may be dispatched.
     private let stopping = Atomic<Bool>(false)
 
-    init(routes: ReadMostly<Router>, configuration: HTTPServer.Configuration) {
+    init(routes: Routes, configuration: HTTPServer.Configuration) {
         self.routes = routes
         self.configuration = configuration
         self.logger = configuration.logger
@@ -48,7 +48,7 @@ final class Engine: Sendable {
         // First call: the head is complete, no body byte has been read (nor `100 Continue` sent).
         var (head, chunked, expectsContinue) = readHead(connection: connection, url: url, method: method)
         let framingError = Engine.framingError(head.headers)
-        let plan = framingError == nil ? routes.read { $0 }.resolve(&head) : .immediate(Response())
+        let plan = framingError == nil ? routes.current.resolve(&head) : .immediate(Response())
         let context = RequestContext(head: head, chunked: chunked, expectsContinue: expectsContinue)
         registry.withLock { $0[ObjectIdentifier(context)] = context }
         // Retain rule: this +1 lives in MHD's per-request slot until engineRequestCompleted, which MHD
