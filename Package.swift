@@ -41,6 +41,8 @@ let package = Package(
         .target(name: "PhotoWallStorage", dependencies: ["PhotoWallCore", "PhotoWallSQL", "PhotoWallCrypto"], swiftSettings: strict),
         .target(name: "PhotoWallPostgres", dependencies: ["CLibPQ", "PhotoWallCore", "PhotoWallStorage"], swiftSettings: strict),
         .target(name: "PhotoWallServices", dependencies: ["PhotoWallCore", "PhotoWallStorage", "PhotoWallCrypto", "PhotoWallImaging"], swiftSettings: strict),
+        // The photo wall: its classes, rules, thumbnails, feed and file access, installed in ObjectService as one extension.
+        .target(name: "PhotoWallWall", dependencies: ["PhotoWallCore", "PhotoWallStorage", "PhotoWallCrypto", "PhotoWallImaging", "PhotoWallServices"], swiftSettings: strict),
         .target(name: "PhotoWallREST", dependencies: ["PhotoWallCore", "PhotoWallHTTP", "PhotoWallServices"], swiftSettings: strict),
         // The browser wall: plain HTML/CSS/JS under Sources/PhotoWallWeb/Web, shipped as a resource bundle (no build step).
         .target(name: "PhotoWallWeb", dependencies: ["PhotoWallCore", "PhotoWallHTTP", "PhotoWallServices", "PhotoWallCrypto"],
@@ -49,7 +51,7 @@ let package = Package(
         .target(name: "PhotoWallCurl", dependencies: ["CCurl", "CCurlShim"], swiftSettings: strict),
         .target(name: "PhotoWallClient", dependencies: ["PhotoWallCurl", "PhotoWallCore", "PhotoWallCrypto"], swiftSettings: strict),
         .target(name: "PhotoWallS3", dependencies: ["PhotoWallCurl", "PhotoWallCore", "PhotoWallCrypto", "PhotoWallStorage"], swiftSettings: strict),
-        .executableTarget(name: "photowall", dependencies: ["CTurboJPEG", "PhotoWallREST", "PhotoWallHTTP", "PhotoWallServices", "PhotoWallStorage", "PhotoWallImaging", "PhotoWallCore", "PhotoWallMockFacebook", "PhotoWallClient", "PhotoWallPostgres", "PhotoWallS3", "PhotoWallWeb"], swiftSettings: strict),
+        .executableTarget(name: "photowall", dependencies: ["CTurboJPEG", "PhotoWallREST", "PhotoWallHTTP", "PhotoWallServices", "PhotoWallStorage", "PhotoWallImaging", "PhotoWallCore", "PhotoWallMockFacebook", "PhotoWallClient", "PhotoWallPostgres", "PhotoWallS3", "PhotoWallWeb", "PhotoWallWall"], swiftSettings: strict),
 
         // MARK: tests
         .target(name: "PhotoWallTesting", dependencies: ["PhotoWallCore", "PhotoWallStorage", "PhotoWallS3"], path: "Tests/PhotoWallTesting", swiftSettings: strict),
@@ -60,6 +62,7 @@ let package = Package(
         .testTarget(name: "PhotoWallMockFacebookTests", dependencies: ["PhotoWallMockFacebook", "PhotoWallTesting", "PhotoWallCore"], swiftSettings: strict),
         .testTarget(name: "PhotoWallPostgresTests", dependencies: ["PhotoWallPostgres", "PhotoWallStorage", "PhotoWallCore", "PhotoWallTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoWallS3Tests", dependencies: ["PhotoWallS3", "PhotoWallStorage", "PhotoWallCore", "PhotoWallTesting"], swiftSettings: strict),
+        .testTarget(name: "PhotoWallWallTests", dependencies: ["PhotoWallWall", "PhotoWallServices", "PhotoWallStorage", "PhotoWallCore", "PhotoWallTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoWallAPITests", dependencies: ["PhotoWallTesting", "PhotoWallCore", "PhotoWallCrypto"], swiftSettings: strict),
         .testTarget(name: "PhotoWallWebTests", dependencies: ["PhotoWallWeb", "PhotoWallHTTP"], swiftSettings: strict),
         .testTarget(name: "PhotoWallUploadTests", dependencies: ["PhotoWallClient", "PhotoWallCore", "PhotoWallCrypto", "PhotoWallTesting"], swiftSettings: strict),

@@ -6,6 +6,7 @@ import PhotoWallREST
 import PhotoWallS3
 import PhotoWallServices
 import PhotoWallStorage
+import PhotoWallWall
 import PhotoWallWeb
 #if canImport(Glibc)
 import Glibc
@@ -72,13 +73,13 @@ enum ServeCommand {
                                            of the same upload (PHOTOWALL_UPLOAD_STALL_TIMEOUT; default 5)
 
         Photos and the wall:
-          --thumbnail-size N     longest edge of WallImage.thumbnail in pixels (PHOTOWALL_THUMBNAIL_SIZE; default 256)
-          --display-size N       longest edge of WallImage.display in pixels (PHOTOWALL_DISPLAY_SIZE; default 1080)
+          --thumbnail-size N     longest edge of \(WallSchema.imageClass).thumbnail in pixels (PHOTOWALL_THUMBNAIL_SIZE; default 256)
+          --display-size N       longest edge of \(WallSchema.imageClass).display in pixels (PHOTOWALL_DISPLAY_SIZE; default 1080)
           --wall-visibility V    friends: images and comments seen by the owner and the owner's friends (default);
                                  public: by everyone (PHOTOWALL_WALL_VISIBILITY)
           --feed-threshold N     authors (friends + 1) up to which the feed probes per author; above it, it scans by
                                  time (PHOTOWALL_FEED_THRESHOLD; default 300 on SQLite; on PostgreSQL
-                                 √(0.045 × WallImage rows), about 210 at 1M and 670 at 10M: the measured crossovers)
+                                 √(0.045 × \(WallSchema.imageClass) rows), about 210 at 1M and 670 at 10M: the measured crossovers)
           --web-root DIR         serve the browser wall at / from DIR instead of the shipped files (PHOTOWALL_WEB_ROOT)
 
         Facebook login:
@@ -176,7 +177,7 @@ enum ServeCommand {
             database = try SQLiteAdapter(path: dataDir + "/photowall.sqlite", logger: logger)
         }
         let store = try makeFileStore(o, dataDir: dataDir)
-        try Bootstrap.createClasses(database)
+        try WallSchema.createClasses(database)
 
         // The public URL needs the bound port when port 0 was asked for, so bind first.
         let publicURLOption = o.value("public-url", env: ["PARSE_PUBLIC_SERVER_URL", "PARSE_SERVER_PUBLIC_SERVER_URL"])
@@ -196,7 +197,6 @@ enum ServeCommand {
             guard let n = Int(d), (16...8192).contains(n) else { throw UsageError(description: "bad --display-size '\(d)' (16–8192)") }
             sizes.display = n
         }
-        let thumbnails = ThumbnailService(files: files, sizes: sizes, logger: logger)
         var providers: [String: any IdentityProvider] = [:]
         var facebook: FacebookGraphProvider?
         if let graph = o.value("facebook-url", env: ["PHOTOWALL_FACEBOOK_URL"]) {
@@ -215,19 +215,6 @@ enum ServeCommand {
         guard let visibility = WallRules.Visibility(rawValue: visibilityText) else {
             throw UsageError(description: "bad --wall-visibility '\(visibilityText)' (friends or public)")
         }
-        let friends = FriendService(graph: database, providers: providers, ttlSeconds: friendTTL, logger: logger)
-        let wall = WallRules(database: database, friends: friends, visibility: visibility)
-        let objects = ObjectService(database: database, config: config, beforeSave: [
-            "WallImage": chainHooks([wall.hook, thumbnails.hook]),
-            "WallImageComment": wall.hook,
-        ])
-        let fileAccess = FileAccess(masterKey: config.masterKey, database: database, wall: wall)
-        objects.setRules(ObjectService.Rules(readScopes: wall.readScopes, deleteGrants: wall.deleteGrants,
-                                             renderHooks: ["WallImage": { fileAccess.signWallFiles(&$0) }],
-                                             restrictedViews: wall.restrictedViews,
-                                             writeRules: wall.writeRules.merging(["_User": .user]) { a, _ in a },
-                                             afterDelete: wall.afterDelete(files: files, logger: logger)))
-        let users = try UserService(objects: objects, providers: providers, friends: friends, logger: logger)
         // Crossovers: PostgreSQL ~700 (social-and-uploads.md §5.4); SQLite ~300 with the covering feed table
         // (measured with scripts/bench_feed.py: at 500 friends the time walk is 2x faster than 501 probes).
         var threshold: Int? = database is PostgresAdapter ? nil : 300  // PostgreSQL: from its statistics
@@ -236,7 +223,14 @@ enum ServeCommand {
             threshold = n
         }
         let feedStore: any FeedStore = (database as? any FeedStore) ?? GenericFeedStore(database: database, friends: database)
-        let feed = FeedService(store: feedStore, objects: objects, wall: wall, fileAccess: fileAccess, perAuthorThreshold: threshold)
+        // The photo wall, installed in the object service with one call (its rules, hooks, feed and file access).
+        let wall = Wall(database: database, feedStore: feedStore, friendGraph: database, providers: providers, files: files,
+                        masterKey: config.masterKey,
+                        options: Wall.Options(visibility: visibility, thumbnailSizes: sizes, feedThreshold: threshold,
+                                              friendSyncTTLSeconds: friendTTL),
+                        logger: logger)
+        let objects = ObjectService(database: database, config: config, installing: wall)
+        let users = try UserService(objects: objects, providers: providers, logger: logger)
         let expiry = o.value("upload-expiry", env: ["PHOTOWALL_UPLOAD_EXPIRY"]) ?? "86400"
         guard let expirySeconds = Int64(expiry), expirySeconds > 0 else { throw UsageError(description: "bad --upload-expiry '\(expiry)'") }
         let reaper = o.value("upload-reaper-interval", env: ["PHOTOWALL_UPLOAD_REAPER_INTERVAL"]) ?? "60"
@@ -248,12 +242,10 @@ enum ServeCommand {
         let uploads = UploadService(database: database, parts: try Self.uploadParts(for: store, dataDir: dataDir), files: files,
                                     config: config, expirySeconds: expirySeconds,
                                     writerStallLimit: .milliseconds(Int64(stallSeconds * 1000)), logger: logger)
-        // Thumbnails of a photo whose save died with the process go with the other leftovers.
-        uploads.startReaper(intervalSeconds: reaperSeconds, orphanAgeSeconds: orphanSeconds, otherSweeps: [{ cutoff in
-            files.removeUnclaimed(before: cutoff, className: "WallImage", fields: FileAccess.wallFileFields, logger: logger)
-        }])
+        // The installed extension's leftovers (the wall: thumbnails of a save that died) go with the uploads'.
+        uploads.startReaper(intervalSeconds: reaperSeconds, orphanAgeSeconds: orphanSeconds, otherSweeps: [objects.sweepLeftovers])
         let api = ParseAPI(config: config, objects: objects, users: users, files: files, uploads: uploads,
-                           fileAccess: fileAccess, functions: ["feed": feed.function], logger: logger)
+                           fileAccess: objects.fileAccess, functions: objects.functions, logger: logger)
         var apiRouter = Router()
         api.register(on: &apiRouter)
         // With presigned downloads, wall images load from the S3 endpoint: the page must allow it.

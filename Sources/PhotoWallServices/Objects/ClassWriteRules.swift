@@ -37,6 +37,9 @@ public struct ClassWriteRules: Sendable {
 
     /// `_User`: identity and verification come from the server (the login/link flow in `UserService`).
     public static let user = ClassWriteRules(serverOwned: ["fbId", "name", "authData", "emailVerified", "sessionToken"])
+
+    /// The system classes' rules, applied by every `ObjectService` before an extension's.
+    public static let defaults: [String: ClassWriteRules] = ["_User": .user]
 }
 
 extension ObjectService {

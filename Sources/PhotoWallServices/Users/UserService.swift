@@ -12,17 +12,14 @@ public final class UserService: Sendable {
     public let objects: ObjectService
     /// Identity providers by `authData` key (`facebook`).
     public let providers: [String: any IdentityProvider]
-    /// Friend lists from the providers; nil disables friend sync.
-    public let friends: FriendService?
     let logger: Logger
     var database: any DatabaseAdapter { objects.database }
     var config: ServerConfig { objects.config }
 
-    public init(objects: ObjectService, providers: [String: any IdentityProvider] = [:], friends: FriendService? = nil,
+    public init(objects: ObjectService, providers: [String: any IdentityProvider] = [:],
                 logger: Logger = Logger(label: "users")) throws(ParseError) {
         self.objects = objects
         self.providers = providers
-        self.friends = friends
         self.logger = logger
         try database.ensureClass("_User", fields: ["username": .string, "email": .string, "authData": .object, "fbId": .string, "name": .string],
                                  indexedFields: ["fbId"], uniqueFields: ["username", "email", "authData.facebook.id"])
@@ -231,8 +228,9 @@ public final class UserService: Sendable {
 
     // MARK: friends
 
+    /// Tells the installed extension that a provider confirmed this identity (the wall syncs the friend list).
     func syncFriends(provider: any IdentityProvider, data: [String: JSON], fbId: String) {
-        friends?.sync(provider: provider, authData: data, fbId: fbId)
+        objects.identityConfirmed(provider: provider, authData: data, providerUserId: fbId)
     }
 
     /// `GET|POST /login`. - Returns: the full user plus `sessionToken`.

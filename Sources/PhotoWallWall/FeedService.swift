@@ -1,5 +1,6 @@
 import Foundation
 import PhotoWallCore
+import PhotoWallServices
 import PhotoWallStorage
 
 /// The friend feed: the `WallImage`s of the viewer and their friends, newest first, with each
@@ -13,7 +14,8 @@ import PhotoWallStorage
 /// duplicated or missed while new images arrive.
 public final class FeedService: Sendable {
     let store: any FeedStore
-    let objects: ObjectService
+    /// The wall classes' objects, read by the master's rights: the feed applies the wall's rules itself.
+    let database: any DatabaseAdapter
     let wall: WallRules
     /// Authors (friends + 1) up to which the per-author strategy is used; nil: the store's
     /// `suggestedFeedThreshold()` for the data as it is (300 when it has none).
@@ -24,22 +26,22 @@ public final class FeedService: Sendable {
     /// Comments returned per image (the newest ones, oldest first).
     public static let latestComments = 3
 
-    let fileAccess: FileAccess?
+    let fileAccess: WallFileAccess?
 
-    public init(store: any FeedStore, objects: ObjectService, wall: WallRules, fileAccess: FileAccess? = nil,
+    public init(store: any FeedStore, database: any DatabaseAdapter, wall: WallRules, fileAccess: WallFileAccess? = nil,
                 perAuthorThreshold: Int? = nil, scanLimit: Int = 50_000) {
-        self.store = store; self.objects = objects; self.wall = wall; self.fileAccess = fileAccess
+        self.store = store; self.database = database; self.wall = wall; self.fileAccess = fileAccess
         self.fixedThreshold = perAuthorThreshold; self.scanLimit = scanLimit
     }
 
     /// The threshold in force now (see `fixedThreshold`).
     public var perAuthorThreshold: Int { fixedThreshold ?? store.suggestedFeedThreshold() ?? 300 }
 
-    /// `POST /functions/feed {limit, cursor}`.
+    /// `POST /functions/feed {limit, cursor}`; `objects` renders the authors as `include=user` would.
     /// - Returns: `{"images":[…], "nextCursor": String|null}`; each image is
     ///   `{objectId, user:{objectId,name,fbId}, createdAt, image:{url}, thumbnail:{url}, width, height, commentCount, comments}`.
     /// - Throws: 209 without a session; 107 for a malformed cursor; 102 for a bad limit.
-    public func feed(params: [String: JSON], auth: AuthContext) throws(ParseError) -> JSON {
+    public func feed(params: [String: JSON], auth: AuthContext, objects: ObjectService) throws(ParseError) -> JSON {
         guard let viewer = auth.user else { throw ParseError(.invalidSessionToken, "Session token required.") }
         var limit = Self.defaultLimit
         if let l = params["limit"] {
@@ -63,7 +65,7 @@ public final class FeedService: Sendable {
             let authors: [String]? = strategy == .perAuthor ? try wall.audience(of: viewer) : (viewer.fields["fbId"] == nil ? [me] : nil)
             keys = try page(authors: authors, viewer: me, strategy: strategy, before: cursor, limit: limit)
         }
-        return try render(keys: keys, limit: limit, auth: auth)
+        return try render(keys: keys, limit: limit, auth: auth, objects: objects)
     }
 
     /// The strategy the feed uses for `authorCount` authors.
@@ -73,9 +75,9 @@ public final class FeedService: Sendable {
 
     /// Public walls: everyone's posts, by time.
     func publicPage(before: FeedCursor?, limit: Int) throws(ParseError) -> [FeedCursor] {
-        let q = StoredQuery(className: "WallImage", predicate: GenericFeedStore.olderThan(before),
+        let q = StoredQuery(className: WallSchema.imageClass, predicate: GenericFeedStore.olderThan(before),
                             order: GenericFeedStore.newestFirst, limit: limit, readers: nil)
-        return try objects.database.find(q).map { FeedCursor(createdAt: $0.createdAt.millisecondsSince1970, objectId: $0.objectId) }
+        return try database.find(q).map { FeedCursor(createdAt: $0.createdAt.millisecondsSince1970, objectId: $0.objectId) }
     }
 
     func page(authors: [String]?, viewer: String, strategy: FeedStrategy, before: FeedCursor?, limit: Int) throws(ParseError) -> [FeedCursor] {
@@ -91,10 +93,10 @@ public final class FeedService: Sendable {
         return keys
     }
 
-    func render(keys: [FeedCursor], limit: Int, auth: AuthContext) throws(ParseError) -> JSON {
+    func render(keys: [FeedCursor], limit: Int, auth: AuthContext, objects: ObjectService) throws(ParseError) -> JSON {
         let ids = keys.map(\.objectId)
-        let found = try objects.database.find(StoredQuery(className: "WallImage", predicate: .inList("objectId", ids.map { .string($0) }, negated: false),
-                                                          readers: nil))
+        let found = try database.find(StoredQuery(className: WallSchema.imageClass, predicate: .inList("objectId", ids.map { .string($0) }, negated: false),
+                                                  readers: nil))
         let byId = Dictionary(found.map { ($0.objectId, $0) }, uniquingKeysWith: { a, _ in a })
         let images = ids.compactMap { byId[$0] }
         let comments = try store.comments(ofImages: images.map(\.objectId), perImage: Self.latestComments)
@@ -103,15 +105,15 @@ public final class FeedService: Sendable {
         let imageAuthors = Set(images.compactMap { $0.fields["user"]?["objectId"]?.stringValue })
         var commentAuthors = Set<String>()
         for (_, c) in comments { for x in c.latest { if let u = x.fields["user"]?["objectId"]?.stringValue { commentAuthors.insert(u) } } }
-        var seen = try objects.includedObjects(className: "_User", ids: imageAuthors, via: "WallImage.user", auth: auth)
-        for (id, u) in try objects.includedObjects(className: "_User", ids: commentAuthors, via: "WallImageComment.user", auth: auth) { seen[id] = u }
+        var seen = try objects.includedObjects(className: "_User", ids: imageAuthors, via: WallSchema.imageClass + ".user", auth: auth)
+        for (id, u) in try objects.includedObjects(className: "_User", ids: commentAuthors, via: WallSchema.commentClass + ".user", auth: auth) { seen[id] = u }
         var people: [String: JSON] = [:]
         for (id, u) in seen {
             people[id] = ["objectId": .string(id), "name": u["name"] ?? .null, "fbId": u["fbId"] ?? .null]
         }
         func person(_ o: StoredObject) -> JSON {
             guard let id = o.fields["user"]?["objectId"]?.stringValue else { return .null }
-            return people[id] ?? ["objectId": .string(id), "name": .null, "fbId": o.fields["userFBId"] ?? .null]
+            return people[id] ?? ["objectId": .string(id), "name": .null, "fbId": o.fields[WallSchema.authorField] ?? .null]
         }
         func file(_ v: JSON?) -> JSON {
             guard let name = v?["name"]?.stringValue else { return .null }
@@ -157,10 +159,5 @@ public final class FeedService: Sendable {
         let id = String(s[s.index(after: colon)...])
         guard !id.isEmpty, id.count <= 32, id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else { return nil }
         return FeedCursor(createdAt: ms, objectId: id)
-    }
-
-    /// The cloud function for `ParseAPI`.
-    public var function: @Sendable ([String: JSON], AuthContext) throws(ParseError) -> JSON {
-        { [self] params, auth throws(ParseError) in try feed(params: params, auth: auth) }
     }
 }

@@ -1,4 +1,5 @@
 import PhotoWallCore
+import PhotoWallServices
 import PhotoWallStorage
 
 /// The friend graph as the provider reports it: synced at login (every page of `/me/friends`) and

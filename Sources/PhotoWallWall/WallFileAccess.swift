@@ -1,5 +1,6 @@
 import PhotoWallCore
 import PhotoWallCrypto
+import PhotoWallServices
 import PhotoWallStorage
 
 /// Who may download a stored file.
@@ -11,13 +12,11 @@ import PhotoWallStorage
 /// master key (stable across restarts and instances). A URL is valid until `exp` (at least
 /// `validitySeconds`, rounded to the hour so URLs stay cacheable). Requests with a session or the
 /// master key are also checked directly. Other files stay public, as in Parse.
-public final class FileAccess: Sendable {
+public final class WallFileAccess: FileAccess {
     let key: [UInt8]
     let database: any DatabaseAdapter
     let wall: WallRules
     public let validitySeconds: Int64
-
-    public static let wallFileFields = ["image", "thumbnail", "display"]
 
     public init(masterKey: String, database: any DatabaseAdapter, wall: WallRules, validitySeconds: Int64 = 3600) {
         key = Crypto.hmacSHA256(key: Array(masterKey.utf8), message: Array("photowall file URLs v1".utf8))
@@ -38,7 +37,7 @@ public final class FileAccess: Sendable {
     /// Adds signatures to the wall files of a wire-form `WallImage`, when the wall is friends-only.
     public func signWallFiles(_ object: inout [String: JSON]) {
         guard wall.visibility == .friends else { return }
-        for field in Self.wallFileFields {
+        for field in WallSchema.fileFields {
             guard case .object(var f) = object[field], let name = f["name"]?.stringValue, let url = f["url"]?.stringValue else { continue }
             f["url"] = .string(url + "?" + signature(for: name))
             object[field] = .object(f)
@@ -52,8 +51,8 @@ public final class FileAccess: Sendable {
     public func mayDownload(_ name: String, query: [String: String], auth: AuthContext?) throws(ParseError) -> Bool {
         guard wall.visibility == .friends else { return true }
         let referencing = try database.find(StoredQuery(
-            className: "WallImage",
-            predicate: .or(Self.wallFileFields.map { .compare("\($0).name", .eq, .string(name)) }),
+            className: WallSchema.imageClass,
+            predicate: .or(WallSchema.fileFields.map { .compare("\($0).name", .eq, .string(name)) }),
             limit: 1, readers: nil)).first
         guard let image = referencing else { return true }  // not a wall file: public, as in Parse
         if let exp = query["exp"].flatMap({ Int64($0) }), let sig = query["sig"],
@@ -61,7 +60,7 @@ public final class FileAccess: Sendable {
            Crypto.constantTimeEquals(Array(sig.utf8), Array(mac(name, exp).utf8)) {
             return true
         }
-        guard let auth, let owner = image.fields["userFBId"]?.stringValue else { return false }
+        guard let auth, let owner = image.fields[WallSchema.authorField]?.stringValue else { return false }
         return try wall.canSee(ownerWallId: owner, auth: auth)
     }
 }

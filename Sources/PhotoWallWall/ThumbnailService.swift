@@ -1,10 +1,11 @@
 import Foundation
 import PhotoWallCore
 import PhotoWallImaging
+import PhotoWallServices
 import PhotoWallStorage
 
-/// Makes the thumbnails of wall photos: when a `WallImage` is saved with an `image` file, a
-/// `thumbnail` (256-pixel box) and a `display` image (1080-pixel box) are made from one decode,
+/// Makes the thumbnails of wall photos: when a `WallImage` is saved with an `image` file
+/// (`Wall.beforeSave` asks on every save of one), a `thumbnail` (256-pixel box) and a `display` image (1080-pixel box) are made from one decode,
 /// stored as Parse files, and set on the object with the photo's upright `width` and `height`.
 ///
 /// The decoding runs on a pool of `concurrency` threads (default: one per core), not on the
@@ -37,11 +38,6 @@ public final class ThumbnailService: Sendable {
     /// The fields made from `image`, which go when it changes.
     public static let derivedFileFields = ["thumbnail", "display"]
 
-    /// The `beforeSave` hook for `WallImage`.
-    public var hook: BeforeSaveHook {
-        { [self] _, body, auth, original throws(ParseError) in try thumbnailFields(for: body, original: original, auth: auth) }
-    }
-
     /// When `body` sets `image` to a File: the derived fields (`thumbnail`, `display`, `width`,
     /// `height`) in wire form, owned by the photo's author, an undo that deletes the made files,
     /// and (on an update) an `afterSave` that deletes the derived files the new ones replace.
@@ -55,7 +51,7 @@ public final class ThumbnailService: Sendable {
         let replaced = Self.derivedFileFields.compactMap { original?.fields[$0]?["name"]?.stringValue }
         let objectId = original?.objectId ?? ""
         let remove: @Sendable () -> Void = { [files, logger] in
-            files.deleteUnreferenced(replaced, className: "WallImage", fields: FileAccess.wallFileFields, excluding: objectId, logger: logger)
+            files.deleteUnreferenced(replaced, className: WallSchema.imageClass, fields: WallSchema.fileFields, excluding: objectId, logger: logger)
         }
         let removeReplaced = replaced.isEmpty ? nil : remove
         if image["__op"]?.stringValue == "Delete" || image.isNull {
