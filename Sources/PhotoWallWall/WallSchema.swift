@@ -17,6 +17,7 @@ public enum WallSchema {
     /// The comment class.
     public static let commentClass = "WallImageComment"
     /// The image's author id field (the wall id of `user`), which the feed and the read scope go by.
+    /// With `imageClass`, `commentClass` and `commentImageField`: the storage adapters' feed projection.
     public static let authorField = "userFBId"
     /// The comment's image id field.
     public static let commentImageField = "imageObjectId"
@@ -24,11 +25,6 @@ public enum WallSchema {
     public static let commentImageAuthorField = "imageUserFBId"
     /// The image's File fields: the upload and the two made from it. Served to the wall's audience only.
     public static let fileFields = ["image", "thumbnail", "display"]
-
-    /// The feed projection's four names, for the storage adapters' `FeedProjection`
-    /// (`imageClass`, `authorField`, `commentClass`, `commentImageField`).
-    public static let feedProjection = (imageClass: imageClass, authorField: authorField,
-                                        commentClass: commentClass, commentImageField: commentImageField)
 
     /// The client-writable fields of the wall classes and their types (`ClassWriteRules.declaredFields`).
     public static let clientFields: [String: [String: FieldType]] = [

@@ -277,7 +277,7 @@ public final class ObjectService: Sendable {
 
     /// The object as `auth` may see it: without `_` columns; without its class's `FieldPolicy`
     /// fields unless the master key asks (or the owner, for owner-only ones); only its
-    /// `RestrictedView` fields for anyone but the owner and the master key. Then the class's render hook.
+    /// `RestrictedView` fields for anyone but the owner and the master key. Then the extension's `render`.
     public func wireObject(_ o: StoredObject, auth: AuthContext) -> [String: JSON] {
         var w = coding.wireObject(o)
         if !auth.isMaster {
