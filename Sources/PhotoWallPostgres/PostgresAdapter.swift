@@ -132,6 +132,10 @@ public final class PostgresAdapter: DatabaseAdapter, FriendGraphStore {
         ALTER TABLE "_FILES" ADD COLUMN IF NOT EXISTS unclaimed boolean NOT NULL DEFAULT false;
         CREATE INDEX IF NOT EXISTS "i_FILES_unclaimed" ON "_FILES"("createdAt") WHERE unclaimed;
         """,
+        // A user's files by content (`files(ownedBy:sha256:)`, the upload's duplicate check).
+        """
+        CREATE INDEX IF NOT EXISTS "i_FILES_owner_sha256" ON "_FILES"(owner, sha256) WHERE owner IS NOT NULL;
+        """,
     ]
 
     /// The friend feed's own columns on `WallImage`: the author (`userFBId`) as a stored generated

@@ -66,6 +66,10 @@ public final class SQLiteAdapter: DatabaseAdapter, FriendGraphStore, FeedStore {
         ALTER TABLE _FILES ADD COLUMN unclaimed INTEGER NOT NULL DEFAULT 0;
         CREATE INDEX IF NOT EXISTS i_FILES_unclaimed ON _FILES(createdAt) WHERE unclaimed = 1;
         """,
+        // A user's files by content (`files(ownedBy:sha256:)`, the upload's duplicate check).
+        """
+        CREATE INDEX IF NOT EXISTS i_FILES_owner_sha256 ON _FILES(owner, sha256) WHERE owner IS NOT NULL;
+        """,
     ]
 
     func migrate() throws(ParseError) {
@@ -349,6 +353,21 @@ public final class SQLiteAdapter: DatabaseAdapter, FriendGraphStore, FeedStore {
             try db.read { conn in
                 try conn.query("SELECT name FROM _FILES WHERE owner = ? ORDER BY createdAt LIMIT ?", [.text(owner), .integer(Int64(limit))])
                     .compactMap { $0[0].text }
+            }
+        }
+    }
+
+    public func files(ownedBy owner: String, sha256 digests: [String]) throws(ParseError) -> [FileRecord] {
+        guard !digests.isEmpty else { return [] }
+        return try guarded {
+            try db.read { conn in
+                try conn.query("SELECT name, contentType, byteCount, sha256, createdAt, originalName, declaredType, owner, unclaimed FROM _FILES "
+                               + "WHERE owner = ? AND sha256 IN (\(digests.map { _ in "?" }.joined(separator: ",")))",
+                               [.text(owner)] + digests.map { .text($0) }).map {
+                    FileRecord(name: $0[0].text ?? "", contentType: $0[1].text ?? "application/octet-stream", byteCount: $0[2].integer ?? 0,
+                               sha256: $0[3].text ?? "", createdAt: ParseDate(millisecondsSince1970: $0[4].integer ?? 0),
+                               originalName: $0[5].text, declaredType: $0[6].text, owner: $0[7].text, unclaimed: $0[8].integer == 1)
+                }
             }
         }
     }
