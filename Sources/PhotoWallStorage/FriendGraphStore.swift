@@ -4,7 +4,8 @@ import PhotoWallCore
 /// provider ids of their friends who use the app, and when that list was last synced.
 ///
 /// Stored per viewer (a directed edge list), replaced whole at each sync, so a friendship removed
-/// at the provider disappears at the viewer's next sync. Implementations: `SQLiteAdapter`.
+/// at the provider disappears at the viewer's next sync. Held by `FriendService`; also read by the
+/// feed stores, which join it in the database. Implementations: `SQLiteAdapter`, `PostgresAdapter`.
 public protocol FriendGraphStore: Sendable {
     /// Replaces the friends of `userFBId` in one transaction.
     func replaceFriends(of userFBId: String, with friendFBIds: [String], syncedAt: ParseDate) throws(ParseError)
@@ -20,17 +21,4 @@ public protocol FriendGraphStore: Sendable {
 
 extension FriendGraphStore {
     public func friendCount(of userFBId: String) throws(ParseError) -> Int { try friends(of: userFBId).count }
-}
-
-/// Loading many rows at once, for demo data and benchmarks (`photowall seed-demo`); requests use
-/// `DatabaseAdapter.insert`. Implementations: `SQLiteAdapter`, `PostgresAdapter`.
-public protocol BulkLoading: DatabaseAdapter, FriendGraphStore {
-    /// Inserts many objects of one class in one transaction, checking the schema once from the
-    /// first object's fields. - Throws: 111 on a schema mismatch; 137 on a duplicate objectId.
-    func bulkInsert(_ objects: [StoredObject]) throws(ParseError)
-    /// Adds friendships (both directions) and marks every user in them as synced now.
-    func bulkInsertFriendships(_ pairs: [(String, String)]) throws(ParseError)
-    /// After a bulk load: refreshes the planner's statistics (`ANALYZE`), so the first queries get
-    /// the plans they will get later.
-    func finishBulkLoad() throws(ParseError)
 }

@@ -2,22 +2,28 @@ import Foundation
 import Testing
 import PhotoWallCore
 import PhotoWallPostgres
+import PhotoWallSQLite
 import PhotoWallStorage
+import PhotoWallTesting
 
-/// The PostgreSQL feed queries return exactly what SQLite's do (both strategies, cursors, the scan cap),
-/// and the plans are the intended ones.
-@Suite(.enabled(if: TestPostgres.adminURL != nil, TestPostgres.skipNote))
+/// The PostgreSQL feed queries return exactly what SQLite's do on the same rows (both strategies,
+/// cursors, the scan cap, comments), and the plans are the intended ones. (What each feed store must
+/// do on its own is `FeedStoreContractTests`.)
+@Suite(.enabled(if: TestPostgres.adminURL != nil, Comment(rawValue: TestPostgres.skipNote)))
 struct FeedStoreTests {
     let sqlite: SQLiteAdapter
     let postgres: PostgresAdapter
     let url: String
 
+    static let projection = FeedProjection(imageClass: "WallImage", authorField: "userFBId",
+                                           commentClass: "WallImageComment", commentImageField: "imageObjectId")
+
     init() throws {
         let dir = NSTemporaryDirectory() + "pw-feed-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        sqlite = try SQLiteAdapter(path: dir + "/db.sqlite")
+        sqlite = try SQLiteAdapter(path: dir + "/db.sqlite", feedProjection: Self.projection)
         url = try TestPostgres.freshDatabase()
-        postgres = try PostgresAdapter(url: url, maxConnections: 4)
+        postgres = try PostgresAdapter(url: url, maxConnections: 4, feedProjection: Self.projection)
         var images: [StoredObject] = [], comments: [StoredObject] = []
         for i in 0..<400 {
             // 40 authors; some timestamps repeat so the objectId tie-break matters.
@@ -30,7 +36,7 @@ struct FeedStoreTests {
                                              fields: ["imageObjectId": .string(String(format: "img%07d", i)), "comment": .string("c\(j)")], acl: nil))
             }
         }
-        for db in [sqlite as any DatabaseAdapter, postgres] {
+        for db in [sqlite as any ObjectStore, postgres] {
             try db.ensureClass("WallImage", fields: ["userFBId": .string], indexedFields: ["userFBId"], uniqueFields: [])
             try db.ensureClass("WallImageComment", fields: ["imageObjectId": .string, "comment": .string], indexedFields: ["imageObjectId"], uniqueFields: [])
         }

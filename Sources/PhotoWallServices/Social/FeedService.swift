@@ -13,6 +13,8 @@ import PhotoWallStorage
 /// duplicated or missed while new images arrive.
 public final class FeedService: Sendable {
     let store: any FeedStore
+    /// The images' rows (public walls, and the page's images by id).
+    let rows: any ObjectStore
     let objects: ObjectService
     let wall: WallRules
     /// Authors (friends + 1) up to which the per-author strategy is used; nil: the store's
@@ -26,9 +28,9 @@ public final class FeedService: Sendable {
 
     let fileAccess: FileAccess?
 
-    public init(store: any FeedStore, objects: ObjectService, wall: WallRules, fileAccess: FileAccess? = nil,
+    public init(store: any FeedStore, rows: any ObjectStore, objects: ObjectService, wall: WallRules, fileAccess: FileAccess? = nil,
                 perAuthorThreshold: Int? = nil, scanLimit: Int = 50_000) {
-        self.store = store; self.objects = objects; self.wall = wall; self.fileAccess = fileAccess
+        self.store = store; self.rows = rows; self.objects = objects; self.wall = wall; self.fileAccess = fileAccess
         self.fixedThreshold = perAuthorThreshold; self.scanLimit = scanLimit
     }
 
@@ -73,9 +75,9 @@ public final class FeedService: Sendable {
 
     /// Public walls: everyone's posts, by time.
     func publicPage(before: FeedCursor?, limit: Int) throws(ParseError) -> [FeedCursor] {
-        let q = StoredQuery(className: "WallImage", predicate: GenericFeedStore.olderThan(before),
-                            order: GenericFeedStore.newestFirst, limit: limit, readers: nil)
-        return try objects.database.find(q).map { FeedCursor(createdAt: $0.createdAt.millisecondsSince1970, objectId: $0.objectId) }
+        let q = StoredQuery(className: "WallImage", predicate: FeedCursor.olderThan(before),
+                            order: FeedCursor.newestFirst, limit: limit, readers: nil)
+        return try rows.find(q).map { FeedCursor(createdAt: $0.createdAt.millisecondsSince1970, objectId: $0.objectId) }
     }
 
     func page(authors: [String]?, viewer: String, strategy: FeedStrategy, before: FeedCursor?, limit: Int) throws(ParseError) -> [FeedCursor] {
@@ -93,7 +95,7 @@ public final class FeedService: Sendable {
 
     func render(keys: [FeedCursor], limit: Int, auth: AuthContext) throws(ParseError) -> JSON {
         let ids = keys.map(\.objectId)
-        let found = try objects.database.find(StoredQuery(className: "WallImage", predicate: .inList("objectId", ids.map { .string($0) }, negated: false),
+        let found = try rows.find(StoredQuery(className: "WallImage", predicate: .inList("objectId", ids.map { .string($0) }, negated: false),
                                                           readers: nil))
         let byId = Dictionary(found.map { ($0.objectId, $0) }, uniquingKeysWith: { a, _ in a })
         let images = ids.compactMap { byId[$0] }

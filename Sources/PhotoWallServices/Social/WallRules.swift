@@ -26,12 +26,13 @@ import PhotoWallStorage
 public struct WallRules: Sendable {
     public enum Visibility: String, Sendable { case friends, `public` }
 
-    let database: any DatabaseAdapter
+    let database: any ObjectStore
+    let fileRecords: any FileRecordStore
     public let friends: FriendService?
     public let visibility: Visibility
 
-    public init(database: any DatabaseAdapter, friends: FriendService?, visibility: Visibility = .friends) {
-        self.database = database; self.friends = friends; self.visibility = visibility
+    public init(database: any ObjectStore, fileRecords: any FileRecordStore, friends: FriendService?, visibility: Visibility = .friends) {
+        self.database = database; self.fileRecords = fileRecords; self.friends = friends; self.visibility = visibility
     }
 
     /// The wall ids whose posts `user` may see (own and friends').
@@ -188,9 +189,9 @@ public struct WallRules: Sendable {
                     }
                     _ = try database.deleteAll(className: "WallImageComment", predicate: byUser)
                     while true {
-                        let owned = try database.fileNames(ownedBy: user.objectId, limit: 500)
+                        let owned = try fileRecords.fileNames(ownedBy: user.objectId, limit: 500)
                         if owned.isEmpty { break }
-                        for name in owned { _ = try database.deleteFile(named: name); _ = try? files.store.delete(name) }
+                        for name in owned { _ = try fileRecords.deleteFile(named: name); _ = try? files.store.delete(name) }
                     }
                 } catch {
                     logger.warning("could not delete a user's photos, comments or files", ["objectId": user.objectId, "cause": "\(error)"])

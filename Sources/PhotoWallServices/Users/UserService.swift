@@ -15,7 +15,8 @@ public final class UserService: Sendable {
     /// Friend lists from the providers; nil disables friend sync.
     public let friends: FriendService?
     let logger: Logger
-    var database: any DatabaseAdapter { objects.database }
+    /// The object service's store (`_User`, `_Session`), for what the object rules don't cover.
+    var database: any ObjectStore { objects.store }
     var config: ServerConfig { objects.config }
 
     public init(objects: ObjectService, providers: [String: any IdentityProvider] = [:], friends: FriendService? = nil,
