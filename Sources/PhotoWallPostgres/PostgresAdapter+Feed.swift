@@ -39,7 +39,7 @@ extension PostgresAdapter: FeedStore {
         return value
     }
 
-    public func feedKeys(authors: [String]?, viewerFBId: String, before: FeedCursor?, limit: Int, strategy: FeedStrategy,
+    public func feedKeys(authors: [String]?, viewer viewerId: String, before: FeedCursor?, limit: Int, strategy: FeedStrategy,
                          scanLimit: Int) throws(ParseError) -> (keys: [FeedCursor], scannedToEnd: Bool) {
         guard let p = feedProjection, try schema(of: p.imageClass) != nil, limit > 0 else { return ([], true) }
         let t = Self.table(p.imageClass)
@@ -58,7 +58,7 @@ extension PostgresAdapter: FeedStore {
             audienceRows = "SELECT unnest(\(set)) AS author"
             isAudience = { "\($0) = ANY(\(set))" }
         } else {
-            let viewer = params.add(viewerFBId, cast: "text")
+            let viewer = params.add(viewerId, cast: "text")
             audienceRows = "SELECT \"friendId\" AS author FROM \"_FRIENDS\" WHERE \"userId\" = \(viewer) UNION SELECT \(viewer)"
             isAudience = { "(\($0) = \(viewer) OR EXISTS (SELECT 1 FROM \"_FRIENDS\" f WHERE f.\"userId\" = \(viewer) AND f.\"friendId\" = \($0)))" }
         }

@@ -27,11 +27,11 @@ extension SQLiteAdapter: FeedStore {
         }
     }
 
-    public func feedKeys(authors: [String]?, viewerFBId: String, before: FeedCursor?, limit: Int, strategy: FeedStrategy,
+    public func feedKeys(authors: [String]?, viewer viewerId: String, before: FeedCursor?, limit: Int, strategy: FeedStrategy,
                          scanLimit: Int) throws(ParseError) -> (keys: [FeedCursor], scannedToEnd: Bool) {
         guard feedProjection != nil, limit > 0 else { return ([], true) }
         if authors == nil, strategy == .perAuthor {
-            return try feedKeys(authors: [viewerFBId] + (try friends(of: viewerFBId)), viewerFBId: viewerFBId, before: before,
+            return try feedKeys(authors: [viewerId] + (try friends(of: viewerId)), viewer: viewerId, before: before,
                                 limit: limit, strategy: .perAuthor, scanLimit: scanLimit)
         }
         let cursor = before ?? FeedCursor(createdAt: Int64.max, objectId: "")
@@ -73,7 +73,7 @@ extension SQLiteAdapter: FeedStore {
                         SELECT createdAt, objectId FROM (\(window))
                         WHERE author = ? OR author IN (SELECT friendId FROM _FRIENDS WHERE userId = ?) LIMIT ?
                         """
-                    try conn.forEachRow(sql, cursorArgs + [.integer(Int64(scanLimit)), .text(viewerFBId), .text(viewerFBId), .integer(Int64(limit))]) { row in
+                    try conn.forEachRow(sql, cursorArgs + [.integer(Int64(scanLimit)), .text(viewerId), .text(viewerId), .integer(Int64(limit))]) { row in
                         keys.append(FeedCursor(createdAt: row[0].integer ?? 0, objectId: row[1].text ?? ""))
                     }
                     if keys.count >= limit { return (keys, true) }

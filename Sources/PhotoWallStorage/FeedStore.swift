@@ -34,10 +34,10 @@ public enum FeedStrategy: String, Sendable {
 public protocol FeedStore: Sendable {
     /// Keys of the newest images (`FeedProjection.imageClass`) by `authors` strictly older than `before`, newest first.
     /// - Parameters:
-    ///   - authors: the authors' ids (`FeedProjection.authorField` values); nil means `viewerFBId` and their friends from the friend graph
+    ///   - authors: the authors' ids (`FeedProjection.authorField` values); nil means `viewerId` and their friends from the friend graph
     ///     (joined in the database, so a large set is never built in memory).
     ///   - scanLimit: `.globalScan` stops after this many index entries; the caller finishes a short page per author.
-    func feedKeys(authors: [String]?, viewerFBId: String, before: FeedCursor?, limit: Int, strategy: FeedStrategy,
+    func feedKeys(authors: [String]?, viewer viewerId: String, before: FeedCursor?, limit: Int, strategy: FeedStrategy,
                   scanLimit: Int) throws(ParseError) -> (keys: [FeedCursor], scannedToEnd: Bool)
     /// The newest `perImage` comments (`FeedProjection.commentClass`) of each image, newest first,
     /// and each image's comment count (an image without comments has count 0 or no entry).

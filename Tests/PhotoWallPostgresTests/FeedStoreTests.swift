@@ -52,8 +52,8 @@ struct FeedStoreTests {
         let authors = ["u1", "u7", "u8", "u39", "nobody"]
         var cursor: FeedCursor?
         for _ in 0..<6 {
-            let a = try sqlite.feedKeys(authors: authors, viewerFBId: "u1", before: cursor, limit: 7, strategy: strategy, scanLimit: 100_000)
-            let b = try postgres.feedKeys(authors: authors, viewerFBId: "u1", before: cursor, limit: 7, strategy: strategy, scanLimit: 100_000)
+            let a = try sqlite.feedKeys(authors: authors, viewer: "u1", before: cursor, limit: 7, strategy: strategy, scanLimit: 100_000)
+            let b = try postgres.feedKeys(authors: authors, viewer: "u1", before: cursor, limit: 7, strategy: strategy, scanLimit: 100_000)
             #expect(b.keys == a.keys)
             #expect(b.scannedToEnd == a.scannedToEnd)
             cursor = a.keys.last
@@ -63,14 +63,14 @@ struct FeedStoreTests {
 
     @Test func scanCapReportsAnIncompletePage() throws {
         // u5 posts every 40th image: 30 index entries hold fewer than 3 of its posts.
-        let a = try sqlite.feedKeys(authors: ["u5"], viewerFBId: "u5", before: nil, limit: 3, strategy: .globalScan, scanLimit: 30)
-        let b = try postgres.feedKeys(authors: ["u5"], viewerFBId: "u5", before: nil, limit: 3, strategy: .globalScan, scanLimit: 30)
+        let a = try sqlite.feedKeys(authors: ["u5"], viewer: "u5", before: nil, limit: 3, strategy: .globalScan, scanLimit: 30)
+        let b = try postgres.feedKeys(authors: ["u5"], viewer: "u5", before: nil, limit: 3, strategy: .globalScan, scanLimit: 30)
         #expect(b.keys == a.keys)
         #expect(b.keys.count == 0)
         #expect(!b.scannedToEnd)
         // Near the end of the table the scan runs out before the cap: complete.
         let old = FeedCursor(createdAt: 1_700_000_000_000 + 5_000, objectId: "img0000010")
-        let c = try postgres.feedKeys(authors: ["u5"], viewerFBId: "u5", before: old, limit: 3, strategy: .globalScan, scanLimit: 30)
+        let c = try postgres.feedKeys(authors: ["u5"], viewer: "u5", before: old, limit: 3, strategy: .globalScan, scanLimit: 30)
         #expect(c.keys.map(\.objectId) == ["img0000005"])
         #expect(c.scannedToEnd)
     }

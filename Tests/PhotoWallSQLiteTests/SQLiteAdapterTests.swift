@@ -106,13 +106,13 @@ import PhotoWallTesting
         #expect(try db.friends(of: "me") == ["f1"])
         #expect(try db.friendsSyncedAt("me") == ParseDate(millisecondsSince1970: 500))
         for strategy in [FeedStrategy.perAuthor, .globalScan] {
-            let page = try db.feedKeys(authors: nil, viewerFBId: "me", before: nil, limit: 10, strategy: strategy, scanLimit: 100)
+            let page = try db.feedKeys(authors: nil, viewer: "me", before: nil, limit: 10, strategy: strategy, scanLimit: 100)
             #expect(page.keys.map(\.objectId) == ["img2", "img1"], "\(strategy)")
         }
         try db.insert(StoredObject(className: "WallImage", objectId: "img4", createdAt: ParseDate(millisecondsSince1970: 4000),
                                    updatedAt: ParseDate(millisecondsSince1970: 4000), fields: ["userFBId": "f1"], acl: nil))
         try db.delete(className: "WallImage", objectId: "img1", writers: nil)
-        #expect(try db.feedKeys(authors: nil, viewerFBId: "me", before: nil, limit: 10, strategy: .globalScan, scanLimit: 100).keys.map(\.objectId)
+        #expect(try db.feedKeys(authors: nil, viewer: "me", before: nil, limit: 10, strategy: .globalScan, scanLimit: 100).keys.map(\.objectId)
                 == ["img4", "img2"])
         let names = try SQLiteDatabase(path: path).read { conn in
             try conn.query("SELECT name FROM sqlite_master WHERE name LIKE '%FEED%' ORDER BY name").compactMap { $0[0].text }

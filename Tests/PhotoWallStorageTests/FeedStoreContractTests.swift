@@ -27,7 +27,7 @@ import PhotoWallStorage
             var seen: [FeedCursor] = []
             var cursor: FeedCursor?
             while true {
-                let page = try db.feedKeys(authors: audience, viewerFBId: "a1", before: cursor, limit: 7, strategy: strategy, scanLimit: 100_000)
+                let page = try db.feedKeys(authors: audience, viewer: "a1", before: cursor, limit: 7, strategy: strategy, scanLimit: 100_000)
                 #expect(page.scannedToEnd)
                 seen += page.keys
                 guard page.keys.count == 7 else { break }
@@ -41,17 +41,17 @@ import PhotoWallStorage
             var seen: [FeedCursor] = []
             var cursor: FeedCursor?
             while true {
-                let page = try db.feedKeys(authors: nil, viewerFBId: "a1", before: cursor, limit: 9, strategy: strategy, scanLimit: 100_000)
+                let page = try db.feedKeys(authors: nil, viewer: "a1", before: cursor, limit: 9, strategy: strategy, scanLimit: 100_000)
                 seen += page.keys
                 guard page.keys.count == 9 else { #expect(page.scannedToEnd); break }
                 cursor = page.keys.last
             }
             #expect(seen == expected, "\(strategy) with the friend table gives every row once, in order")
         }
-        let short = try db.feedKeys(authors: nil, viewerFBId: "a1", before: nil, limit: 50, strategy: .globalScan, scanLimit: 30)
+        let short = try db.feedKeys(authors: nil, viewer: "a1", before: nil, limit: 50, strategy: .globalScan, scanLimit: 30)
         #expect(!short.scannedToEnd, "a capped walk that didn't fill the page says so")
         // A scan capped below the page's needs says so, and the keys it found are the newest ones.
-        let capped = try db.feedKeys(authors: ["a24"], viewerFBId: "a24", before: nil, limit: 30, strategy: .globalScan, scanLimit: 20)
+        let capped = try db.feedKeys(authors: ["a24"], viewer: "a24", before: nil, limit: 30, strategy: .globalScan, scanLimit: 20)
         #expect(!capped.scannedToEnd)
         #expect(capped.keys == Array(all.filter { $0.1 == "a24" }.map(\.0).sorted(by: >).prefix(capped.keys.count)))
     }
@@ -66,12 +66,12 @@ import PhotoWallStorage
             return StoredObject(className: "WallImage", objectId: "img" + String(10_000_000 + i).dropFirst(), createdAt: t, updatedAt: t,
                                 fields: ["userFBId": .string("u\(i % 40)")], acl: nil)
         })
-        let b = try db.feedKeys(authors: ["u5"], viewerFBId: "u5", before: nil, limit: 3, strategy: .globalScan, scanLimit: 30)
+        let b = try db.feedKeys(authors: ["u5"], viewer: "u5", before: nil, limit: 3, strategy: .globalScan, scanLimit: 30)
         #expect(b.keys.count == 0)
         #expect(!b.scannedToEnd)
         // Near the end of the table the scan runs out before the cap: complete.
         let old = FeedCursor(createdAt: 1_700_000_000_000 + 5_000, objectId: "img0000010")
-        let c = try db.feedKeys(authors: ["u5"], viewerFBId: "u5", before: old, limit: 3, strategy: .globalScan, scanLimit: 30)
+        let c = try db.feedKeys(authors: ["u5"], viewer: "u5", before: old, limit: 3, strategy: .globalScan, scanLimit: 30)
         #expect(c.keys.map(\.objectId) == ["img0000005"])
         #expect(c.scannedToEnd)
     }
@@ -95,7 +95,7 @@ import PhotoWallStorage
     func projectionFollowsWritesAndDeletes(_ backend: Backend) throws {
         let db = try backend.open().db
         func keys() throws -> [String] {
-            try db.feedKeys(authors: ["a", "b"], viewerFBId: "a", before: nil, limit: 10, strategy: .perAuthor, scanLimit: 100).keys.map(\.objectId)
+            try db.feedKeys(authors: ["a", "b"], viewer: "a", before: nil, limit: 10, strategy: .perAuthor, scanLimit: 100).keys.map(\.objectId)
         }
         try db.insert(object("WallImage", ["userFBId": "a"], id: "image00001"))
         try db.insert(object("WallImage", ["userFBId": "b"], id: "image00002"))
@@ -112,7 +112,7 @@ import PhotoWallStorage
         #expect(try Set(keys()) == ["image00002", "image00003"])
         #expect(try db.deleteAll(className: "WallImage", predicate: .compare("userFBId", .eq, .string("b"))) == 2)
         #expect(try keys() == [])
-        #expect(try db.feedKeys(authors: ["a", "b"], viewerFBId: "a", before: nil, limit: 10, strategy: .globalScan, scanLimit: 100).keys == [])
+        #expect(try db.feedKeys(authors: ["a", "b"], viewer: "a", before: nil, limit: 10, strategy: .globalScan, scanLimit: 100).keys == [])
     }
 
     @Test(arguments: Backend.allCases)
@@ -121,7 +121,7 @@ import PhotoWallStorage
         try db.insert(object("WallImage", ["userFBId": "a"]))
         try db.insert(object("WallImageComment", ["imageObjectId": "x"]))
         for strategy in [FeedStrategy.perAuthor, .globalScan] {
-            let page = try db.feedKeys(authors: ["a"], viewerFBId: "a", before: nil, limit: 10, strategy: strategy, scanLimit: 100)
+            let page = try db.feedKeys(authors: ["a"], viewer: "a", before: nil, limit: 10, strategy: strategy, scanLimit: 100)
             #expect(page.keys == [] && page.scannedToEnd)
         }
         #expect(try db.comments(ofImages: ["x"], perImage: 3).isEmpty)

@@ -81,12 +81,12 @@ public final class FeedService: Sendable {
     }
 
     func page(authors: [String]?, viewer: String, strategy: FeedStrategy, before: FeedCursor?, limit: Int) throws(ParseError) -> [FeedCursor] {
-        var (keys, complete) = try store.feedKeys(authors: authors, viewerFBId: viewer, before: before, limit: limit,
+        var (keys, complete) = try store.feedKeys(authors: authors, viewer: viewer, before: before, limit: limit,
                                                   strategy: strategy, scanLimit: scanLimit)
         if !complete, keys.count < limit {
             // The scan hit its cap: finish the page per author below the scan frontier.
             let frontier = keys.last ?? before
-            let rest = try store.feedKeys(authors: authors, viewerFBId: viewer, before: frontier, limit: limit - keys.count,
+            let rest = try store.feedKeys(authors: authors, viewer: viewer, before: frontier, limit: limit - keys.count,
                                           strategy: .perAuthor, scanLimit: scanLimit).keys
             keys += rest
         }
