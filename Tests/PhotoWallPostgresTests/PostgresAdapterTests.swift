@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import PhotoWallCore
-@testable import PhotoWallPostgres
+import PhotoWallPostgres
 import PhotoWallStorage
 import PhotoWallTesting
 
@@ -63,42 +63,6 @@ struct PostgresAdapterTests {
         #expect(PostgresAdapter.feedThreshold(images: 10_000_000) == 670)
         // A new database has no WallImage statistics yet: the floor.
         #expect(db.suggestedFeedThreshold() == 50)
-    }
-
-    @Test func aDatabaseOfTheWallSchemaKeepsItsFeedAndFriends() throws {
-        // A database as the releases before app-blind storage left it (schema version 7: friend columns
-        // "userFBId"/"friendFBId"), with a wall on it made the way those releases made it.
-        let old = try TestPostgres.freshDatabase()
-        let conn = try PostgresConnection(conninfo: old)
-        try conn.execute("CREATE TABLE \"_MIGRATIONS\" (version integer PRIMARY KEY, \"appliedAt\" timestamptz NOT NULL DEFAULT now())")
-        for (i, sql) in PostgresAdapter.migrations(Self.projection).prefix(7).enumerated() {
-            try conn.execute(sql)
-            try conn.execute("INSERT INTO \"_MIGRATIONS\"(version) VALUES (\(i + 1))")
-        }
-        try conn.execute("""
-            CREATE TABLE "c_WallImage" ("objectId" text PRIMARY KEY, "createdAt" bigint NOT NULL,
-                "updatedAt" bigint NOT NULL, doc jsonb NOT NULL, acl jsonb, rperm text[], wperm text[]);
-            ALTER TABLE "c_WallImage" ADD COLUMN "feedAuthor" text GENERATED ALWAYS AS (doc->>'userFBId') STORED;
-            CREATE INDEX "i_WallImage_feedAuthor" ON "c_WallImage"("feedAuthor", "createdAt" DESC, "objectId" DESC);
-            CREATE INDEX "i_WallImage_feedTime" ON "c_WallImage"("createdAt" DESC, "objectId" DESC) INCLUDE ("feedAuthor");
-            INSERT INTO "_SCHEMA" VALUES ('WallImage', '{"userFBId":{"type":"String"}}');
-            INSERT INTO "c_WallImage"("objectId", "createdAt", "updatedAt", doc) VALUES
-                ('img1', 1000, 1000, '{"userFBId":"f1"}'), ('img2', 2000, 2000, '{"userFBId":"me"}'), ('img3', 3000, 3000, '{"userFBId":"stranger"}');
-            INSERT INTO "_FRIENDS"("userFBId", "friendFBId") VALUES ('me', 'f1');
-            INSERT INTO "_FRIEND_SYNC"("userFBId", "syncedAt") VALUES ('me', 500);
-            """)
-        let db = try PostgresAdapter(url: old, maxConnections: 2, feedProjection: Self.projection)
-        #expect(try conn.query("SELECT max(version) FROM \"_MIGRATIONS\"").first?[0] == "8")
-        #expect(try db.friends(of: "me") == ["f1"])
-        #expect(try db.friendsSyncedAt("me") == ParseDate(millisecondsSince1970: 500))
-        for strategy in [FeedStrategy.perAuthor, .globalScan] {
-            let page = try db.feedKeys(authors: nil, viewer: "me", before: nil, limit: 10, strategy: strategy, scanLimit: 100)
-            #expect(page.keys.map(\.objectId) == ["img2", "img1"], "\(strategy)")
-        }
-        try db.insert(StoredObject(className: "WallImage", objectId: "img4", createdAt: ParseDate(millisecondsSince1970: 4000),
-                                   updatedAt: ParseDate(millisecondsSince1970: 4000), fields: ["userFBId": "f1"], acl: nil))
-        #expect(try db.feedKeys(authors: nil, viewer: "me", before: nil, limit: 10, strategy: .perAuthor, scanLimit: 100).keys.map(\.objectId)
-                == ["img4", "img2", "img1"])
     }
 }
 

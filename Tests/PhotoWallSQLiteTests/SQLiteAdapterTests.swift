@@ -3,7 +3,7 @@ import Testing
 import PhotoWallCore
 import PhotoWallStorage
 import PhotoWallSQL
-@testable import PhotoWallSQLite
+import PhotoWallSQLite
 import PhotoWallTesting
 
 /// What only the SQLite adapter does (its index plans and its migrations), on a real database file
@@ -78,45 +78,5 @@ import PhotoWallTesting
                                originalName: "y (1) 灯泡.jpg", declaredType: "image/jpeg", owner: "u1", unclaimed: true)
         try db.insertFile(named)
         #expect(try db.file(named: "def_y.jpg") == named)
-    }
-
-    @Test func aDatabaseOfTheWallSchemaKeepsItsFeedAndFriends() throws {
-        // A database as the releases before app-blind storage left it (schema version 7: the feed table
-        // `_WALL_FEED(…, userFBId)`, friend columns `userFBId`/`friendFBId`), with a wall on it.
-        let path = dir + "/v7.sqlite"
-        do {
-            let raw = try SQLiteDatabase(path: path)
-            try raw.write { conn in
-                for sql in SQLiteAdapter.migrations.prefix(7) { try conn.execute(sql) }
-                try conn.execute("""
-                    CREATE TABLE "c_WallImage" (objectId TEXT PRIMARY KEY, createdAt INTEGER NOT NULL,
-                        updatedAt INTEGER NOT NULL, doc TEXT NOT NULL, acl TEXT, rperm TEXT, wperm TEXT);
-                    INSERT INTO _SCHEMA VALUES ('WallImage', '{"userFBId":{"type":"String"}}');
-                    INSERT INTO "c_WallImage" VALUES ('img1', 1000, 1000, '{"userFBId":"f1"}', NULL, NULL, NULL),
-                                                     ('img2', 2000, 2000, '{"userFBId":"me"}', NULL, NULL, NULL),
-                                                     ('img3', 3000, 3000, '{"userFBId":"stranger"}', NULL, NULL, NULL);
-                    INSERT INTO _WALL_FEED VALUES ('img1', 1000, 'f1'), ('img2', 2000, 'me'), ('img3', 3000, 'stranger');
-                    INSERT INTO _FRIENDS VALUES ('me', 'f1');
-                    INSERT INTO _FRIEND_SYNC VALUES ('me', 500);
-                    PRAGMA user_version = 7;
-                    """)
-            }
-        }
-        let db = try SQLiteAdapter(path: path, feedProjection: Self.projection)
-        #expect(try db.friends(of: "me") == ["f1"])
-        #expect(try db.friendsSyncedAt("me") == ParseDate(millisecondsSince1970: 500))
-        for strategy in [FeedStrategy.perAuthor, .globalScan] {
-            let page = try db.feedKeys(authors: nil, viewer: "me", before: nil, limit: 10, strategy: strategy, scanLimit: 100)
-            #expect(page.keys.map(\.objectId) == ["img2", "img1"], "\(strategy)")
-        }
-        try db.insert(StoredObject(className: "WallImage", objectId: "img4", createdAt: ParseDate(millisecondsSince1970: 4000),
-                                   updatedAt: ParseDate(millisecondsSince1970: 4000), fields: ["userFBId": "f1"], acl: nil))
-        try db.delete(className: "WallImage", objectId: "img1", writers: nil)
-        #expect(try db.feedKeys(authors: nil, viewer: "me", before: nil, limit: 10, strategy: .globalScan, scanLimit: 100).keys.map(\.objectId)
-                == ["img4", "img2"])
-        let names = try SQLiteDatabase(path: path).read { conn in
-            try conn.query("SELECT name FROM sqlite_master WHERE name LIKE '%FEED%' ORDER BY name").compactMap { $0[0].text }
-        }
-        #expect(names == ["_FEED", "i_FEED_author", "i_FEED_time"])
     }
 }
