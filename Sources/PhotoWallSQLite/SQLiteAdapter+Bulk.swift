@@ -4,7 +4,6 @@ import PhotoWallStorage
 
 /// Bulk loading (demo data, benchmarks).
 extension SQLiteAdapter: BulkLoading {
-
     /// Inserts many objects of one class in a single transaction (one fsync), checking the schema
     /// once from the first object's fields. For seeding; requests use `insert`.
     public func bulkInsert(_ objects: [StoredObject]) throws(ParseError) {
