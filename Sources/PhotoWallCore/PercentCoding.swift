@@ -41,3 +41,19 @@ public func percentEncode(_ s: some StringProtocol, keeping keep: (UInt8) -> Boo
     }
     return String(decoding: out, as: UTF8.self)
 }
+
+/// RFC 3986 §2.3 unreserved bytes `A–Z a–z 0–9 - . _ ~`: what `percentEncode(_:keeping:)` keeps for a
+/// query component, a SigV4 `UriEncode` or a form value.
+public func isUnreservedURIByte(_ b: UInt8) -> Bool {
+    switch b {
+    case 65...90, 97...122, 48...57, 45, 46, 95, 126: return true
+    default: return false
+    }
+}
+
+/// `name=value&…` in the given order, each name and value percent-encoded but for unreserved bytes
+/// (so `+`, `&`, `=` and spaces inside a value survive any form or query decoder).
+public func percentEncodedQuery(_ pairs: [(String, String)]) -> String {
+    pairs.map { percentEncode($0.0, keeping: isUnreservedURIByte) + "=" + percentEncode($0.1, keeping: isUnreservedURIByte) }
+        .joined(separator: "&")
+}
