@@ -50,7 +50,7 @@ let package = Package(
         .target(name: "PhotoWallWeb", dependencies: ["PhotoWallCore", "PhotoWallHTTP", "PhotoWallServices", "PhotoWallCrypto"],
                 resources: [.copy("Web")], swiftSettings: strict),
         .target(name: "PhotoWallMockFacebook", dependencies: ["PhotoWallCore", "PhotoWallHTTP", "PhotoWallCrypto"], swiftSettings: strict),
-        .target(name: "PhotoWallCurl", dependencies: ["CCurl", "CCurlShim"], swiftSettings: strict),
+        .target(name: "PhotoWallCurl", dependencies: ["CCurl", "CCurlShim", "PhotoWallCore"], swiftSettings: strict),
         .target(name: "PhotoWallClient", dependencies: ["PhotoWallCurl", "PhotoWallCore", "PhotoWallCrypto"], swiftSettings: strict),
         .target(name: "PhotoWallS3", dependencies: ["PhotoWallCurl", "PhotoWallCore", "PhotoWallCrypto", "PhotoWallStorage"], swiftSettings: strict),
         .executableTarget(name: "photowall", dependencies: ["CTurboJPEG", "PhotoWallREST", "PhotoWallHTTP", "PhotoWallServices", "PhotoWallStorage", "PhotoWallImaging", "PhotoWallCore", "PhotoWallMockFacebook", "PhotoWallClient", "PhotoWallSQLite", "PhotoWallPostgres", "PhotoWallS3", "PhotoWallWeb", "PhotoWallWall"], swiftSettings: strict),
