@@ -42,7 +42,7 @@ let package = Package(
         .target(name: "PhotoWallStorage", dependencies: ["PhotoWallCore", "PhotoWallCrypto"], swiftSettings: strict),
         .target(name: "PhotoWallSQLite", dependencies: ["CSQLite", "PhotoWallCore", "PhotoWallSQL", "PhotoWallStorage"], swiftSettings: strict),
         .target(name: "PhotoWallPostgres", dependencies: ["CLibPQ", "PhotoWallCore", "PhotoWallStorage"], swiftSettings: strict),
-        .target(name: "PhotoWallServices", dependencies: ["PhotoWallCore", "PhotoWallStorage", "PhotoWallCrypto", "PhotoWallImaging"], swiftSettings: strict),
+        .target(name: "PhotoWallServices", dependencies: ["PhotoWallCore", "PhotoWallStorage", "PhotoWallCrypto", "PhotoWallImaging", "PhotoWallCurl"], swiftSettings: strict),
         // The photo wall: its classes, rules, thumbnails, feed and file access, installed in ObjectService as one extension.
         .target(name: "PhotoWallWall", dependencies: ["PhotoWallCore", "PhotoWallStorage", "PhotoWallCrypto", "PhotoWallImaging", "PhotoWallServices"], swiftSettings: strict),
         .target(name: "PhotoWallREST", dependencies: ["PhotoWallCore", "PhotoWallHTTP", "PhotoWallServices"], swiftSettings: strict),
