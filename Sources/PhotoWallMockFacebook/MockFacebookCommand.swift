@@ -1,4 +1,3 @@
-import Dispatch
 import PhotoWallCore
 #if canImport(Glibc)
 import Glibc
@@ -111,16 +110,7 @@ private func serveMock(_ o: CommandLineOptions) throws -> Int32 {
           graph:      \(base)/me?fields=id,name&access_token=TOKEN\(config.appSecret == nil ? "" : "&appsecret_proof=HMAC")
         \(config.enableControlEndpoints ? "  test token: curl -s -X POST -d user_id=\(sample) \(base)/__control/login\n" : "")
         """, to: 1)
-    if o.flags.contains("stop-on-stdin-eof") {
-        DispatchQueue.global().async {
-            var buffer = [UInt8](repeating: 0, count: 256)
-            while true {
-                let n = buffer.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
-                if n == 0 || (n < 0 && errno != EINTR) { break }
-            }
-            server.shutdown()
-        }
-    }
+    if o.flags.contains("stop-on-stdin-eof") { StandardInput.onEndOfFile { server.shutdown() } }
     server.runUntilSignal()
     return 0
 }
