@@ -5,16 +5,8 @@ public func percentDecode(_ s: some StringProtocol, plusAsSpace: Bool = false) -
     let b = Array(s.utf8)
     out.reserveCapacity(b.count)
     var i = 0
-    func hex(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 48...57: return c - 48
-        case 65...70: return c - 55
-        case 97...102: return c - 87
-        default: return nil
-        }
-    }
     while i < b.count {
-        if b[i] == 37, i + 2 < b.count, let h = hex(b[i + 1]), let l = hex(b[i + 2]) {
+        if b[i] == 37, i + 2 < b.count, let h = HexBytes.nibble(b[i + 1]), let l = HexBytes.nibble(b[i + 2]) {
             out.append(h << 4 | l); i += 3
         } else if plusAsSpace && b[i] == 43 {
             out.append(32); i += 1
