@@ -42,7 +42,7 @@ let package = Package(
         .target(name: "PhotoWallStorage", dependencies: ["PhotoWallCore", "PhotoWallCrypto"], swiftSettings: strict),
         .target(name: "PhotoWallSQLite", dependencies: ["CSQLite", "PhotoWallCore", "PhotoWallSQL", "PhotoWallStorage"], swiftSettings: strict),
         .target(name: "PhotoWallPostgres", dependencies: ["CLibPQ", "PhotoWallCore", "PhotoWallStorage"], swiftSettings: strict),
-        .target(name: "PhotoWallServices", dependencies: ["PhotoWallCore", "PhotoWallStorage", "PhotoWallCrypto", "PhotoWallImaging"], swiftSettings: strict),
+        .target(name: "PhotoWallServices", dependencies: ["PhotoWallCore", "PhotoWallStorage", "PhotoWallCrypto", "PhotoWallImaging", "PhotoWallCurl"], swiftSettings: strict),
         // The photo wall: its classes, rules, thumbnails, feed and file access, installed in ObjectService as one extension.
         .target(name: "PhotoWallWall", dependencies: ["PhotoWallCore", "PhotoWallStorage", "PhotoWallCrypto", "PhotoWallImaging", "PhotoWallServices"], swiftSettings: strict),
         .target(name: "PhotoWallREST", dependencies: ["PhotoWallCore", "PhotoWallHTTP", "PhotoWallServices"], swiftSettings: strict),
@@ -50,10 +50,10 @@ let package = Package(
         .target(name: "PhotoWallWeb", dependencies: ["PhotoWallCore", "PhotoWallHTTP", "PhotoWallServices", "PhotoWallCrypto"],
                 resources: [.copy("Web")], swiftSettings: strict),
         .target(name: "PhotoWallMockFacebook", dependencies: ["PhotoWallCore", "PhotoWallHTTP", "PhotoWallCrypto"], swiftSettings: strict),
-        .target(name: "PhotoWallCurl", dependencies: ["CCurl", "CCurlShim"], swiftSettings: strict),
+        .target(name: "PhotoWallCurl", dependencies: ["CCurl", "CCurlShim", "PhotoWallCore"], swiftSettings: strict),
         .target(name: "PhotoWallClient", dependencies: ["PhotoWallCurl", "PhotoWallCore", "PhotoWallCrypto"], swiftSettings: strict),
         .target(name: "PhotoWallS3", dependencies: ["PhotoWallCurl", "PhotoWallCore", "PhotoWallCrypto", "PhotoWallStorage"], swiftSettings: strict),
-        .executableTarget(name: "photowall", dependencies: ["CTurboJPEG", "PhotoWallREST", "PhotoWallHTTP", "PhotoWallServices", "PhotoWallStorage", "PhotoWallImaging", "PhotoWallCore", "PhotoWallMockFacebook", "PhotoWallClient", "PhotoWallSQLite", "PhotoWallPostgres", "PhotoWallS3", "PhotoWallWeb", "PhotoWallWall"], swiftSettings: strict),
+        .executableTarget(name: "photowall", dependencies: ["PhotoWallREST", "PhotoWallHTTP", "PhotoWallServices", "PhotoWallStorage", "PhotoWallImaging", "PhotoWallCore", "PhotoWallMockFacebook", "PhotoWallClient", "PhotoWallSQLite", "PhotoWallPostgres", "PhotoWallS3", "PhotoWallWeb", "PhotoWallWall"], swiftSettings: strict),
 
         // MARK: tests
         .target(name: "PhotoWallTesting", dependencies: ["PhotoWallCore", "PhotoWallStorage", "PhotoWallS3"], path: "Tests/PhotoWallTesting", swiftSettings: strict),

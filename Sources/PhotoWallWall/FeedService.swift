@@ -148,14 +148,11 @@ public final class FeedService: Sendable {
 
     /// Opaque cursor: base64url of `<createdAt ms>:<objectId>`.
     public static func encodeCursor(_ c: FeedCursor) -> String {
-        Data("\(c.createdAt):\(c.objectId)".utf8).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        Base64.urlEncode("\(c.createdAt):\(c.objectId)".utf8)
     }
 
     public static func decodeCursor(_ text: String) -> FeedCursor? {
-        var b = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while b.count % 4 != 0 { b += "=" }
-        guard let data = Data(base64Encoded: b), let s = String(data: data, encoding: .utf8),
+        guard let raw = Base64.urlDecode(text), let s = String(validating: raw, as: UTF8.self),
               let colon = s.firstIndex(of: ":"), let ms = Int64(s[..<colon]) else { return nil }
         let id = String(s[s.index(after: colon)...])
         guard !id.isEmpty, id.count <= 32, id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else { return nil }

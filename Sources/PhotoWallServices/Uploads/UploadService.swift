@@ -165,7 +165,7 @@ public final class UploadService: Sendable {
         var expected: (Digest.Algorithm, [UInt8])?
         if let checksum {
             let parts = checksum.split(separator: " ", maxSplits: 1)
-            guard parts.count == 2, let raw = Base64.decode(String(parts[1])) else { throw UploadError.badRequest("Upload-Checksum must be 'algorithm base64'.") }
+            guard parts.count == 2, let raw = Base64.decode(parts[1], ignoringUnknownCharacters: true) else { throw UploadError.badRequest("Upload-Checksum must be 'algorithm base64'.") }
             switch parts[0] {
             case "sha1": expected = (.sha1, raw)
             case "sha256": expected = (.sha256, raw)
