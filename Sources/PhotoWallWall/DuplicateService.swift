@@ -9,12 +9,14 @@ import PhotoWallStorage
 /// user's identical photo is not reported, and a file uploaded but never posted is not a duplicate.
 /// Two index probes: `_FILES` by (`owner`, `sha256`), then `WallImage` by `image.name`.
 public struct DuplicateService: Sendable {
-    /// The wall classes' objects and file records, read by the master's rights, scoped to the caller here.
-    let database: any DatabaseAdapter
+    /// The wall classes' objects, read by the master's rights, scoped to the caller here.
+    let objects: any ObjectStore
+    /// File metadata: the caller's files by content.
+    let fileRecords: any FileRecordStore
     /// Digests per call.
     public static let maxDigests = 1000
 
-    public init(database: any DatabaseAdapter) { self.database = database }
+    public init(objects: any ObjectStore, fileRecords: any FileRecordStore) { self.objects = objects; self.fileRecords = fileRecords }
 
     /// `POST /functions/duplicates {"sha256": ["<64 lowercase hex>", …]}`.
     /// - Returns: an array with, for each digest (in the order asked, once each) of which the caller
@@ -38,7 +40,7 @@ public struct DuplicateService: Sendable {
             }
             if seen.insert(d).inserted { digests.append(d) }
         }
-        let files = try database.files(ownedBy: user.objectId, sha256: digests)
+        let files = try fileRecords.files(ownedBy: user.objectId, sha256: digests)
         let digestOfName = Dictionary(files.map { ($0.name, $0.sha256) }, uniquingKeysWith: { a, _ in a })
         var newest: [String: StoredObject] = [:]
         let names = digestOfName.keys.sorted()
@@ -46,7 +48,7 @@ public struct DuplicateService: Sendable {
             let chunk = names[start..<min(start + 500, names.count)]
             // By `image` alone, so the image-name index is the one probed (the caller's photos can be
             // many, the photos naming these files are few); the author is checked here.
-            let images = try database.find(StoredQuery(
+            let images = try objects.find(StoredQuery(
                 className: WallSchema.imageClass, predicate: .inList("image", chunk.map { .file(name: $0) }, negated: false), readers: nil))
             for image in images where image.fields["user"]?["objectId"]?.stringValue == user.objectId {
                 guard let name = image.fields["image"]?["name"]?.stringValue, let d = digestOfName[name] else { continue }

@@ -14,8 +14,9 @@ import PhotoWallStorage
 /// duplicated or missed while new images arrive.
 public final class FeedService: Sendable {
     let store: any FeedStore
-    /// The wall classes' objects, read by the master's rights: the feed applies the wall's rules itself.
-    let database: any DatabaseAdapter
+    /// The images' rows (public walls, and the page's images by id), read with the master's rights:
+    /// the feed applies the wall's rules itself.
+    let rows: any ObjectStore
     let wall: WallRules
     /// Authors (friends + 1) up to which the per-author strategy is used; nil: the store's
     /// `suggestedFeedThreshold()` for the data as it is (300 when it has none).
@@ -28,9 +29,9 @@ public final class FeedService: Sendable {
 
     let fileAccess: WallFileAccess?
 
-    public init(store: any FeedStore, database: any DatabaseAdapter, wall: WallRules, fileAccess: WallFileAccess? = nil,
+    public init(store: any FeedStore, rows: any ObjectStore, wall: WallRules, fileAccess: WallFileAccess? = nil,
                 perAuthorThreshold: Int? = nil, scanLimit: Int = 50_000) {
-        self.store = store; self.database = database; self.wall = wall; self.fileAccess = fileAccess
+        self.store = store; self.rows = rows; self.wall = wall; self.fileAccess = fileAccess
         self.fixedThreshold = perAuthorThreshold; self.scanLimit = scanLimit
     }
 
@@ -75,18 +76,18 @@ public final class FeedService: Sendable {
 
     /// Public walls: everyone's posts, by time.
     func publicPage(before: FeedCursor?, limit: Int) throws(ParseError) -> [FeedCursor] {
-        let q = StoredQuery(className: WallSchema.imageClass, predicate: GenericFeedStore.olderThan(before),
-                            order: GenericFeedStore.newestFirst, limit: limit, readers: nil)
-        return try database.find(q).map { FeedCursor(createdAt: $0.createdAt.millisecondsSince1970, objectId: $0.objectId) }
+        let q = StoredQuery(className: WallSchema.imageClass, predicate: FeedCursor.olderThan(before),
+                            order: FeedCursor.newestFirst, limit: limit, readers: nil)
+        return try rows.find(q).map { FeedCursor(createdAt: $0.createdAt.millisecondsSince1970, objectId: $0.objectId) }
     }
 
     func page(authors: [String]?, viewer: String, strategy: FeedStrategy, before: FeedCursor?, limit: Int) throws(ParseError) -> [FeedCursor] {
-        var (keys, complete) = try store.feedKeys(authors: authors, viewerFBId: viewer, before: before, limit: limit,
+        var (keys, complete) = try store.feedKeys(authors: authors, viewer: viewer, before: before, limit: limit,
                                                   strategy: strategy, scanLimit: scanLimit)
         if !complete, keys.count < limit {
             // The scan hit its cap: finish the page per author below the scan frontier.
             let frontier = keys.last ?? before
-            let rest = try store.feedKeys(authors: authors, viewerFBId: viewer, before: frontier, limit: limit - keys.count,
+            let rest = try store.feedKeys(authors: authors, viewer: viewer, before: frontier, limit: limit - keys.count,
                                           strategy: .perAuthor, scanLimit: scanLimit).keys
             keys += rest
         }
@@ -95,7 +96,7 @@ public final class FeedService: Sendable {
 
     func render(keys: [FeedCursor], limit: Int, auth: AuthContext, objects: ObjectService) throws(ParseError) -> JSON {
         let ids = keys.map(\.objectId)
-        let found = try database.find(StoredQuery(className: WallSchema.imageClass, predicate: .inList("objectId", ids.map { .string($0) }, negated: false),
+        let found = try rows.find(StoredQuery(className: WallSchema.imageClass, predicate: .inList("objectId", ids.map { .string($0) }, negated: false),
                                                   readers: nil))
         let byId = Dictionary(found.map { ($0.objectId, $0) }, uniquingKeysWith: { a, _ in a })
         let images = ids.compactMap { byId[$0] }
@@ -147,14 +148,11 @@ public final class FeedService: Sendable {
 
     /// Opaque cursor: base64url of `<createdAt ms>:<objectId>`.
     public static func encodeCursor(_ c: FeedCursor) -> String {
-        Data("\(c.createdAt):\(c.objectId)".utf8).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        Base64.urlEncode("\(c.createdAt):\(c.objectId)".utf8)
     }
 
     public static func decodeCursor(_ text: String) -> FeedCursor? {
-        var b = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while b.count % 4 != 0 { b += "=" }
-        guard let data = Data(base64Encoded: b), let s = String(data: data, encoding: .utf8),
+        guard let raw = Base64.urlDecode(text), let s = String(validating: raw, as: UTF8.self),
               let colon = s.firstIndex(of: ":"), let ms = Int64(s[..<colon]) else { return nil }
         let id = String(s[s.index(after: colon)...])
         guard !id.isEmpty, id.count <= 32, id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else { return nil }

@@ -6,7 +6,7 @@ import PhotoWallStorage
 /// refreshed when older than `ttlSeconds`, so a friendship ended at the provider stops counting
 /// after the next sync.
 public final class FriendService: Sendable {
-    public let graph: any FriendGraphStore
+    let graph: any FriendGraphStore
     public let providers: [String: any IdentityProvider]
     public let ttlSeconds: Int64
     let logger: Logger

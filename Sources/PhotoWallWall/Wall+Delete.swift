@@ -42,9 +42,9 @@ extension Wall {
             }
             _ = try database.deleteAll(className: WallSchema.commentClass, predicate: byUser)
             while true {
-                let owned = try database.fileNames(ownedBy: user.objectId, limit: 500)
+                let owned = try fileRecords.fileNames(ownedBy: user.objectId, limit: 500)
                 if owned.isEmpty { break }
-                for name in owned { _ = try database.deleteFile(named: name); _ = try? files.store.delete(name) }
+                for name in owned { _ = try fileRecords.deleteFile(named: name); _ = try? files.store.delete(name) }
             }
         } catch {
             logger.warning("could not delete a user's photos, comments or files", ["objectId": user.objectId, "cause": "\(error)"])

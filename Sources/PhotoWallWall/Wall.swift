@@ -40,27 +40,29 @@ public final class Wall: ObjectServiceExtension {
     public let friends: FriendService
     public let duplicates: DuplicateService
     let files: FileService
-    let database: any DatabaseAdapter
+    let database: any ObjectStore
+    let fileRecords: any FileRecordStore
     let access: WallFileAccess
     let classWriteRules: [String: ClassWriteRules]
     let logger: Logger
 
     /// - Parameters:
     ///   - database: the wall classes' objects (read and deleted by the wall's own rules).
-    ///   - feedStore: the feed's queries (the adapter's, or `GenericFeedStore`).
+    ///   - fileRecords: file metadata (a deleted user's files are found by owner).
+    ///   - feedStore: the feed's queries (the adapter's projection of `WallSchema.feedProjection`).
     ///   - friendGraph: where friend lists are kept; `providers`: where they come from (by `authData` key).
     ///   - masterKey: the key file-URL signatures are derived from.
-    public init(database: any DatabaseAdapter, feedStore: any FeedStore, friendGraph: any FriendGraphStore,
+    public init(database: any ObjectStore, fileRecords: any FileRecordStore, feedStore: any FeedStore, friendGraph: any FriendGraphStore,
                 providers: [String: any IdentityProvider], files: FileService, masterKey: String,
                 options: Options = Options(), logger: Logger) {
-        self.database = database; self.files = files; self.logger = logger
+        self.database = database; self.fileRecords = fileRecords; self.files = files; self.logger = logger
         friends = FriendService(graph: friendGraph, providers: providers, ttlSeconds: options.friendSyncTTLSeconds, logger: logger)
         rules = WallRules(database: database, friends: friends, visibility: options.visibility)
         thumbnails = ThumbnailService(files: files, sizes: options.thumbnailSizes, logger: logger)
         access = WallFileAccess(masterKey: masterKey, database: database, wall: rules)
-        feed = FeedService(store: feedStore, database: database, wall: rules, fileAccess: access,
+        feed = FeedService(store: feedStore, rows: database, wall: rules, fileAccess: access,
                            perAuthorThreshold: options.feedThreshold)
-        duplicates = DuplicateService(database: database)
+        duplicates = DuplicateService(objects: database, fileRecords: fileRecords)
         classWriteRules = rules.writeRules
     }
 

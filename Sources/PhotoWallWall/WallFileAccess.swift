@@ -14,11 +14,11 @@ import PhotoWallStorage
 /// master key are also checked directly. Other files stay public, as in Parse.
 public final class WallFileAccess: FileAccess {
     let key: [UInt8]
-    let database: any DatabaseAdapter
+    let database: any ObjectStore
     let wall: WallRules
     public let validitySeconds: Int64
 
-    public init(masterKey: String, database: any DatabaseAdapter, wall: WallRules, validitySeconds: Int64 = 3600) {
+    public init(masterKey: String, database: any ObjectStore, wall: WallRules, validitySeconds: Int64 = 3600) {
         key = Crypto.hmacSHA256(key: Array(masterKey.utf8), message: Array("photowall file URLs v1".utf8))
         self.database = database; self.wall = wall; self.validitySeconds = validitySeconds
     }

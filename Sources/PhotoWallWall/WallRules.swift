@@ -27,11 +27,11 @@ import PhotoWallStorage
 public struct WallRules: Sendable {
     public enum Visibility: String, Sendable { case friends, `public` }
 
-    let database: any DatabaseAdapter
+    let database: any ObjectStore
     public let friends: FriendService?
     public let visibility: Visibility
 
-    public init(database: any DatabaseAdapter, friends: FriendService?, visibility: Visibility = .friends) {
+    public init(database: any ObjectStore, friends: FriendService?, visibility: Visibility = .friends) {
         self.database = database; self.friends = friends; self.visibility = visibility
     }
 

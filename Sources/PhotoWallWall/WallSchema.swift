@@ -21,6 +21,9 @@ public enum WallSchema {
     public static let authorField = "userFBId"
     /// The comment's image id field.
     public static let commentImageField = "imageObjectId"
+    /// What the storage adapters project for the feed: images by author, comments by image.
+    public static let feedProjection = FeedProjection(imageClass: imageClass, authorField: authorField,
+                                                      commentClass: commentClass, commentImageField: commentImageField)
     /// The comment's field holding its image's author (the comments' read scope goes by it).
     public static let commentImageAuthorField = "imageUserFBId"
     /// The image's File fields: the upload and the two made from it. Served to the wall's audience only.
@@ -41,7 +44,7 @@ public enum WallSchema {
 
     /// Creates (or completes) the wall classes with their declared fields and indexes.
     /// - Throws: what the adapter's `ensureClass` throws.
-    public static func createClasses(_ db: any DatabaseAdapter) throws(ParseError) {
+    public static func createClasses(_ db: any ObjectStore) throws(ParseError) {
         func fields(_ c: String) -> [String: FieldType] { clientFields[c]!.merging(serverFields[c]!) { a, _ in a } }
         try db.ensureClass(imageClass, fields: fields(imageClass),
                            indexedFields: [authorField, "user.objectId", "image.name", "thumbnail.name", "display.name"], uniqueFields: [])

@@ -76,13 +76,6 @@ struct PhotoWallCLI {
 enum Terminal {
     static func write(_ text: String, to fd: Int32) {
         var t = text
-        t.withUTF8 { buf in
-            var off = 0
-            while off < buf.count {
-                let n = Glibc.write(fd, buf.baseAddress! + off, buf.count - off)
-                if n <= 0 { break }
-                off += n
-            }
-        }
+        _ = t.withUTF8 { writeAll(fd, UnsafeRawBufferPointer($0)) }
     }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import PhotoWallCore
-import PhotoWallPostgres
 import PhotoWallServices
 import PhotoWallStorage
 import PhotoWallWall
@@ -50,21 +49,14 @@ enum SeedDemoCommand {
         var rng = SplitMix64(seed: UInt64(try int(o, "seed", 2026)))
         let started = Date()
         _ = try? FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
-        let db: any BulkLoading
-        if let url = o.value("database", env: ["PARSE_SERVER_DATABASE_URI"]), !url.isEmpty {
-            guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
-                throw UsageError(description: "unsupported --database: use postgres://USER@HOST:PORT/DB")
-            }
-            db = try PostgresAdapter(url: url)
-        } else {
-            db = try SQLiteAdapter(path: dataDir + "/photowall.sqlite")
-        }
+        let db = try DatabaseOpener.open(url: o.value("database", env: ["PARSE_SERVER_DATABASE_URI"]), dataDir: dataDir,
+                                         logger: Logger(label: "seed-demo"))
         let store = try FileSystemStore(root: dataDir)
         try WallSchema.createClasses(db)
         var config = ServerConfig()
         config.appId = o.value("", env: ["PARSE_SERVER_APPLICATION_ID"]) ?? config.appId
-        let files = FileService(database: db, store: store, config: config)
-        let objects = ObjectService(database: db, config: config)
+        let files = FileService(records: db, objects: db, store: store, config: config)
+        let objects = ObjectService(store: db, fileRecords: db, config: config)
         let users = try UserService(objects: objects)
 
         // People and friendships.

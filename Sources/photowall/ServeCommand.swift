@@ -167,15 +167,7 @@ enum ServeCommand {
         if mkdir(dataDir, 0o755) != 0 && errno != EEXIST {
             throw UsageError(description: "cannot create data directory \(dataDir): \(String(cString: strerror(errno)))")
         }
-        let database: any DatabaseAdapter & FriendGraphStore
-        if let url = o.value("database", env: ["PARSE_SERVER_DATABASE_URI"]), !url.isEmpty {
-            guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
-                throw UsageError(description: "unsupported --database '\(url.prefix(while: { $0 != ":" }))': use postgres://USER@HOST:PORT/DB")
-            }
-            database = try PostgresAdapter(url: url, logger: logger)
-        } else {
-            database = try SQLiteAdapter(path: dataDir + "/photowall.sqlite", logger: logger)
-        }
+        let database = try DatabaseOpener.open(url: o.value("database", env: ["PARSE_SERVER_DATABASE_URI"]), dataDir: dataDir, logger: logger)
         let store = try makeFileStore(o, dataDir: dataDir)
         try WallSchema.createClasses(database)
 
@@ -187,7 +179,7 @@ enum ServeCommand {
         let shownHost = host == "0.0.0.0" ? "127.0.0.1" : host
         config.publicServerURL = publicURLOption ?? "http://\(shownHost):\(boundPort)\(config.mountPath)"
 
-        let files = FileService(database: database, store: store, config: config)
+        let files = FileService(records: database, objects: database, store: store, config: config)
         var sizes = ThumbnailService.Sizes()
         if let t = o.value("thumbnail-size", env: ["PHOTOWALL_THUMBNAIL_SIZE"]) {
             guard let n = Int(t), (16...4096).contains(n) else { throw UsageError(description: "bad --thumbnail-size '\(t)' (16–4096)") }
@@ -222,14 +214,13 @@ enum ServeCommand {
             guard let n = Int(t), n >= 0 else { throw UsageError(description: "bad --feed-threshold '\(t)'") }
             threshold = n
         }
-        let feedStore: any FeedStore = (database as? any FeedStore) ?? GenericFeedStore(database: database, friends: database)
         // The photo wall, installed in the object service with one call (its rules, hooks, feed and file access).
-        let wall = Wall(database: database, feedStore: feedStore, friendGraph: database, providers: providers, files: files,
+        let wall = Wall(database: database, fileRecords: database, feedStore: database, friendGraph: database, providers: providers, files: files,
                         masterKey: config.masterKey,
                         options: Wall.Options(visibility: visibility, thumbnailSizes: sizes, feedThreshold: threshold,
                                               friendSyncTTLSeconds: friendTTL),
                         logger: logger)
-        let objects = ObjectService(database: database, config: config, installing: wall)
+        let objects = ObjectService(store: database, fileRecords: database, config: config, installing: wall)
         let users = try UserService(objects: objects, providers: providers, logger: logger)
         let expiry = o.value("upload-expiry", env: ["PHOTOWALL_UPLOAD_EXPIRY"]) ?? "86400"
         guard let expirySeconds = Int64(expiry), expirySeconds > 0 else { throw UsageError(description: "bad --upload-expiry '\(expiry)'") }
@@ -239,7 +230,7 @@ enum ServeCommand {
         guard let orphanSeconds = Int64(orphanAge), orphanSeconds > 0 else { throw UsageError(description: "bad --upload-orphan-age '\(orphanAge)'") }
         let stall = o.value("upload-stall-timeout", env: ["PHOTOWALL_UPLOAD_STALL_TIMEOUT"]) ?? "5"
         guard let stallSeconds = Double(stall), stallSeconds > 0 else { throw UsageError(description: "bad --upload-stall-timeout '\(stall)'") }
-        let uploads = UploadService(database: database, parts: try Self.uploadParts(for: store, dataDir: dataDir), files: files,
+        let uploads = UploadService(records: database, fileRecords: database, parts: try Self.uploadParts(for: store, dataDir: dataDir), files: files,
                                     config: config, expirySeconds: expirySeconds,
                                     writerStallLimit: .milliseconds(Int64(stallSeconds * 1000)), logger: logger)
         // The installed extension's leftovers (the wall: thumbnails of a save that died) go with the uploads'.
@@ -257,7 +248,7 @@ enum ServeCommand {
         Terminal.write("""
             PhotoWall listening on http://\(shownHost):\(boundPort)\(config.mountPath)
               wall:        \(web.map { "http://\(shownHost):\(boundPort)/ (files from \($0.assets.root))" } ?? "off (web files not found: set --web-root)")
-              data:        \(database is SQLiteAdapter ? "\(dataDir)/photowall.sqlite (SQLite)" : "PostgreSQL"), files in \(describe(store, dataDir: dataDir))
+              data:        \(database is PostgresAdapter ? "PostgreSQL" : "\(dataDir)/photowall.sqlite (SQLite)"), files in \(describe(store, dataDir: dataDir))
               app id:      \(config.appId)
               master key:  \(config.masterKey == "photowall-master" ? "photowall-master (development default: set --master-key)" : "(set)")
               upload a file:

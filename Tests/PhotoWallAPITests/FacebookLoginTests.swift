@@ -188,7 +188,7 @@ import PhotoWallCore
 
     /// Reads `_FRIENDS` straight from the server's database (SQLite file or PostgreSQL).
     func friendsInDatabase(of fbId: String) throws -> [String] {
-        try s.databaseQuery("SELECT \"friendFBId\" FROM \"_FRIENDS\" WHERE \"userFBId\" = '\(fbId)'")
+        try s.databaseQuery("SELECT \"friendId\" FROM \"_FRIENDS\" WHERE \"userId\" = '\(fbId)'")
             .split(separator: "\n").map(String.init)
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import PhotoWallCore
 import PhotoWallServices
+import PhotoWallSQLite
 import PhotoWallStorage
 import PhotoWallTesting
 import PhotoWallWall
@@ -21,15 +22,15 @@ final class WallFixture {
     init(visibility: WallRules.Visibility = .friends, feedThreshold: Int = 300) throws {
         dir = NSTemporaryDirectory() + "/photowall-wall-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        database = try SQLiteAdapter(path: dir + "/photowall.sqlite")
+        database = try SQLiteAdapter(path: dir + "/photowall.sqlite", feedProjection: WallSchema.feedProjection)
         try WallSchema.createClasses(database)
         var config = ServerConfig()
         config.publicServerURL = "http://127.0.0.1:1/parse"
-        files = FileService(database: database, store: try FileSystemStore(root: dir), config: config)
-        wall = Wall(database: database, feedStore: database, friendGraph: database, providers: [:], files: files,
+        files = FileService(records: database, objects: database, store: try FileSystemStore(root: dir), config: config)
+        wall = Wall(database: database, fileRecords: database, feedStore: database, friendGraph: database, providers: [:], files: files,
                     masterKey: config.masterKey, options: Wall.Options(visibility: visibility, feedThreshold: feedThreshold),
                     logger: Logger(label: "wall-test", level: .error))
-        objects = ObjectService(database: database, config: config, installing: wall)
+        objects = ObjectService(store: database, fileRecords: database, config: config, installing: wall)
         users = try UserService(objects: objects)
         owner = try user("1001", "Olga Owner")
         friend = try user("1002", "Fred Friend")

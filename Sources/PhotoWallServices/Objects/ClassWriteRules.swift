@@ -83,7 +83,7 @@ extension ObjectService {
             }
             let kept = Set(Self.fileNames(in: original?.fields[key]))
             for name in Self.fileNames(in: value) where !kept.contains(name) {
-                guard let owner = try database.file(named: name)?.owner, owner == auth.userId else {
+                guard let owner = try fileRecords.file(named: name)?.owner, owner == auth.userId else {
                     throw ParseError(.objectNotFound, "File not found: \(name).")
                 }
             }
@@ -113,7 +113,7 @@ extension ObjectService {
     /// - Throws: 119 `Permission denied for action addField on class C.`
     func checkAddField(className: String, fields: [String: JSON], auth: AuthContext) throws(ParseError) {
         guard !auth.isMaster, writeRules(for: className)?.declaredFields != nil else { return }
-        let known = try database.schema(of: className)?.fields ?? [:]
+        let known = try store.schema(of: className)?.fields ?? [:]
         for key in fields.keys where known[key] == nil && !key.hasPrefix("_") {
             throw ParseError(.operationForbidden, "Permission denied for action addField on class \(className).")
         }

@@ -18,7 +18,10 @@ public struct CreateResult: Sendable {
 /// `RestrictedView` for fields, in results and in the fields a query may name.
 /// - Source: parse-rest-api.md §2 (rows 2–7), §3.
 public final class ObjectService: Sendable {
-    public let database: any DatabaseAdapter
+    /// The objects of every class.
+    let store: any ObjectStore
+    /// File records, to check that a File value a client writes is its own upload.
+    let fileRecords: any FileRecordStore
     public let config: ServerConfig
     public let coding: ValueCoding
     let parser: QueryParser
@@ -27,10 +30,13 @@ public final class ObjectService: Sendable {
     /// Protected fields per class (`FieldPolicy.defaults`), fixed at init.
     public let fieldPolicies: [String: FieldPolicy]
 
-    /// - Parameter installing: the app's extension (its write rules, read filter, save and delete
-    ///   hooks, cloud functions, file access); nil for a plain Parse server.
-    public init(database: any DatabaseAdapter, config: ServerConfig, installing: (any ObjectServiceExtension)? = nil) {
-        self.database = database
+    /// - Parameters:
+    ///   - store: the objects; `fileRecords`: file metadata (the ownership check of File values).
+    ///   - installing: the app's extension (its write rules, read filter, save and delete
+    ///     hooks, cloud functions, file access); nil for a plain Parse server.
+    public init(store: any ObjectStore, fileRecords: any FileRecordStore, config: ServerConfig, installing: (any ObjectServiceExtension)? = nil) {
+        self.store = store
+        self.fileRecords = fileRecords
         self.config = config
         self.coding = ValueCoding(config: config)
         self.parser = QueryParser(coding: coding)
@@ -113,7 +119,7 @@ public final class ObjectService: Sendable {
                        writtenBy: AuthContext? = nil) throws(ParseError) -> CreateResult {
         try validateClassName(className)
         if body["objectId"] != nil { throw ParseError(.invalidKeyName, "objectId is an invalid field name.") }
-        if !auth.isMaster, !config.allowClientClassCreation, try database.schema(of: className) == nil {
+        if !auth.isMaster, !config.allowClientClassCreation, try store.schema(of: className) == nil {
             throw ParseError(.operationForbidden, "This user is not allowed to access non-existent class: \(className)")
         }
         let writer = writtenBy ?? auth
@@ -130,7 +136,7 @@ public final class ObjectService: Sendable {
             let now = ParseDate.now()
             let object = StoredObject(className: className, objectId: ParseIdentifier.alphanumeric(10),
                                       createdAt: now, updatedAt: now, fields: fields, acl: acl)
-            try database.insert(object)
+            try store.insert(object)
             outcome?.afterSave?()
             installed?.render(&changed, className: className)
             return CreateResult(objectId: object.objectId, createdAt: now, changed: changed)
@@ -152,13 +158,13 @@ public final class ObjectService: Sendable {
         var predicate = Predicate.compare("objectId", .eq, .string(objectId))
         if let scope = try readPredicate(className, auth) { predicate = .and([predicate, scope]) }
         let q = StoredQuery(className: className, predicate: predicate, limit: 1, readers: auth.permissions)
-        guard let object = try database.find(q).first else { throw ParseError.objectNotFound() }
+        guard let object = try store.find(q).first else { throw ParseError.objectNotFound() }
         return try render([object], options: options, auth: auth)[0]
     }
 
     /// The stored object, unfiltered by ACL (internal use).
     public func fetchStored(className: String, objectId: String) throws(ParseError) -> StoredObject? {
-        try database.find(StoredQuery(className: className, predicate: .compare("objectId", .eq, .string(objectId)),
+        try store.find(StoredQuery(className: className, predicate: .compare("objectId", .eq, .string(objectId)),
                                       limit: 1, readers: nil)).first
     }
 
@@ -193,7 +199,7 @@ public final class ObjectService: Sendable {
             var preview = original.fields
             _ = try ops.apply(body, to: &preview)
             try checkAddField(className: className, fields: preview, auth: writer)
-            let stored = try database.update(className: className, objectId: objectId, writers: auth.permissions) { (object: inout StoredObject) throws(ParseError) in
+            let stored = try store.update(className: className, objectId: objectId, writers: auth.permissions) { (object: inout StoredObject) throws(ParseError) in
                 changed = try ops.apply(body, to: &object.fields)
                 for (k, v) in internalFields { object.fields[k] = v }
                 if let newACL { object.acl = newACL }
@@ -217,9 +223,9 @@ public final class ObjectService: Sendable {
         try validateClassName(className)
         let object = try fetchStored(className: className, objectId: objectId)
         if !auth.isMaster, let installed, let object, try installed.mayDelete(object, auth: auth) {
-            try database.delete(className: className, objectId: objectId, writers: nil)
+            try store.delete(className: className, objectId: objectId, writers: nil)
         } else {
-            try database.delete(className: className, objectId: objectId, writers: auth.permissions)
+            try store.delete(className: className, objectId: objectId, writers: auth.permissions)
         }
         if let object { afterDeleted(object, auth: auth) }
     }
@@ -246,12 +252,12 @@ public final class ObjectService: Sendable {
         let query = StoredQuery(className: className, predicate: predicate, order: options.order,
                                 limit: limit, skip: options.skip, readers: auth.permissions)
         if limit > 0 {
-            let objects = try database.find(query)
+            let objects = try store.find(query)
             out["results"] = .array(try render(objects, options: options, auth: auth).map { .object($0) })
         } else {
             out["results"] = .array([])
         }
-        if options.count { out["count"] = .number(Double(try database.count(query))) }
+        if options.count { out["count"] = .number(Double(try store.count(query))) }
         return .object(out)
     }
 
@@ -305,7 +311,7 @@ public final class ObjectService: Sendable {
         let revealed = installed?.restrictedView(for: className)?.revealedThrough.contains(via) == true
         if !revealed, let scope = try readPredicate(className, auth) { p = .and([p, scope]) }
         var out: [String: [String: JSON]] = [:]
-        for o in try database.find(StoredQuery(className: className, predicate: p, readers: auth.permissions)) {
+        for o in try store.find(StoredQuery(className: className, predicate: p, readers: auth.permissions)) {
             out[o.objectId] = wireObject(o, auth: auth)
         }
         return out

@@ -13,7 +13,8 @@ public final class UserService: Sendable {
     /// Identity providers by `authData` key (`facebook`).
     public let providers: [String: any IdentityProvider]
     let logger: Logger
-    var database: any DatabaseAdapter { objects.database }
+    /// The object service's store (`_User`, `_Session`), for what the object rules don't cover.
+    var database: any ObjectStore { objects.store }
     var config: ServerConfig { objects.config }
 
     public init(objects: ObjectService, providers: [String: any IdentityProvider] = [:],

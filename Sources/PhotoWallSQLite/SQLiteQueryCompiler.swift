@@ -1,5 +1,6 @@
 import PhotoWallCore
 import PhotoWallSQL
+import PhotoWallStorage
 
 /// Compiles a `StoredQuery` into SQLite SQL over a class table.
 ///
@@ -172,7 +173,11 @@ struct SQLiteQueryCompiler {
             return present ? "(\(e) IS NOT NULL AND \(e) != 'null')" : "(\(e) IS NULL OR \(e) = 'null')"
         case .regex(let path, let pattern, let options):
             let flags = options.filter { "imsx".contains($0) }
-            args.append(.text(flags.isEmpty ? pattern : "(?\(flags))\(pattern)"))
+            let full = flags.isEmpty ? pattern : "(?\(flags))\(pattern)"
+            // `regexp()` matches nothing for a pattern Swift's `Regex` can't compile: refuse it here, as
+            // PostgreSQL does (`ObjectService` refuses such a `$regex` before it reaches an adapter).
+            guard (try? Regex(full)) != nil else { throw ParseError(.invalidQuery, "Invalid regular expression: \(pattern)") }
+            args.append(.text(full))
             return "regexp(?, \(expression(path))) = 1"
         case .containsAll(let path, let values):
             if values.isEmpty { return "1" }
