@@ -40,6 +40,20 @@ extension PostgresAdapter: FileRecordStore {
         }
     }
 
+    public func files(ownedBy owner: String, sha256 digests: [String]) throws(ParseError) -> [FileRecord] {
+        guard !digests.isEmpty else { return [] }
+        return try guarded {
+            try pool.withConnection { conn in
+                try conn.query("SELECT name, \"contentType\", \"byteCount\", sha256, \"createdAt\", \"originalName\", \"declaredType\", owner, unclaimed FROM \"_FILES\" WHERE owner = $1::text AND sha256 = ANY($2::text[])",
+                               [owner, PostgresQueryCompiler.textArrayLiteral(digests)]).rows.map {
+                    FileRecord(name: $0[0] ?? "", contentType: $0[1] ?? "application/octet-stream", byteCount: Int64($0[2] ?? "0") ?? 0,
+                               sha256: $0[3] ?? "", createdAt: ParseDate(millisecondsSince1970: Int64($0[4] ?? "0") ?? 0),
+                               originalName: $0[5], declaredType: $0[6], owner: $0[7], unclaimed: $0[8] == "t")
+                }
+            }
+        }
+    }
+
     public func unclaimedFileNames(before date: ParseDate, limit: Int) throws(ParseError) -> [String] {
         try guarded {
             try pool.withConnection { conn in

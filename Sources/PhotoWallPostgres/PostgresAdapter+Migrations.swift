@@ -54,6 +54,10 @@ extension PostgresAdapter {
         ALTER TABLE "_FRIENDS" RENAME COLUMN "friendFBId" TO "friendId";
         ALTER TABLE "_FRIEND_SYNC" RENAME COLUMN "userFBId" TO "userId";
         """,
+        // A user's files by content (`files(ownedBy:sha256:)`, the upload's duplicate check).
+        """
+        CREATE INDEX IF NOT EXISTS "i_FILES_owner_sha256" ON "_FILES"(owner, sha256) WHERE owner IS NOT NULL;
+        """,
     ] }
 
     /// The friend feed's own columns on the image class: its author (`FeedProjection.authorField`)

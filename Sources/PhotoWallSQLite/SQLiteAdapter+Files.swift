@@ -41,6 +41,21 @@ extension SQLiteAdapter: FileRecordStore {
         }
     }
 
+    public func files(ownedBy owner: String, sha256 digests: [String]) throws(ParseError) -> [FileRecord] {
+        guard !digests.isEmpty else { return [] }
+        return try guarded {
+            try db.read { conn in
+                try conn.query("SELECT name, contentType, byteCount, sha256, createdAt, originalName, declaredType, owner, unclaimed FROM _FILES "
+                               + "WHERE owner = ? AND sha256 IN (\(digests.map { _ in "?" }.joined(separator: ",")))",
+                               [.text(owner)] + digests.map { .text($0) }).map {
+                    FileRecord(name: $0[0].text ?? "", contentType: $0[1].text ?? "application/octet-stream", byteCount: $0[2].integer ?? 0,
+                               sha256: $0[3].text ?? "", createdAt: ParseDate(millisecondsSince1970: $0[4].integer ?? 0),
+                               originalName: $0[5].text, declaredType: $0[6].text, owner: $0[7].text, unclaimed: $0[8].integer == 1)
+                }
+            }
+        }
+    }
+
     public func unclaimedFileNames(before date: ParseDate, limit: Int) throws(ParseError) -> [String] {
         try guarded {
             try db.read { conn in

@@ -60,6 +60,10 @@ extension SQLiteAdapter {
         ALTER TABLE _FRIENDS RENAME COLUMN friendFBId TO friendId;
         ALTER TABLE _FRIEND_SYNC RENAME COLUMN userFBId TO userId;
         """,
+        // A user's files by content (`files(ownedBy:sha256:)`, the upload's duplicate check).
+        """
+        CREATE INDEX IF NOT EXISTS i_FILES_owner_sha256 ON _FILES(owner, sha256) WHERE owner IS NOT NULL;
+        """,
     ]
 
     func migrate() throws(ParseError) {

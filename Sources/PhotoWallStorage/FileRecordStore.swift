@@ -13,6 +13,10 @@ public protocol FileRecordStore: Sendable {
     func deleteFile(named name: String) throws(ParseError) -> Bool
     /// Names of up to `limit` files whose `owner` is `owner` (a `_User` objectId), oldest first.
     func fileNames(ownedBy owner: String, limit: Int) throws(ParseError) -> [String]
+    /// The files of `owner` (a `_User` objectId) whose content is one of `digests` (lowercase hex
+    /// SHA-256, at most 1000), in no particular order; an index probe on (`owner`, `sha256`).
+    /// Used by the upload's duplicate check (the wall's `duplicates` function).
+    func files(ownedBy owner: String, sha256 digests: [String]) throws(ParseError) -> [FileRecord]
     /// Names of up to `limit` files still `unclaimed`, recorded before `date`, oldest first.
     func unclaimedFileNames(before date: ParseDate, limit: Int) throws(ParseError) -> [String]
     /// Clears `unclaimed` on the named files (their object is stored).

@@ -13,7 +13,8 @@ import PhotoWallStorage
 ///   (`WallRules.ownership`); a `WallImage` then its thumbnails (`ThumbnailService`).
 /// - Reads: wall files' URLs signed for friends-only walls (`WallFileAccess`), and downloads checked.
 /// - Deletes: a photo takes its comments and files; a user their photos, comments and files (`afterDelete`).
-/// - The `feed` cloud function (`FeedService`), the friend sync at login (`FriendService`), and
+/// - The `feed` cloud function (`FeedService`), the `duplicates` one for the upload's duplicate
+///   check (`DuplicateService`), the friend sync at login (`FriendService`), and
 ///   the sweep of thumbnails a crashed save left (`sweepLeftovers`).
 public final class Wall: ObjectServiceExtension {
     /// The wall's settings (`photowall serve` options).
@@ -37,6 +38,7 @@ public final class Wall: ObjectServiceExtension {
     public let thumbnails: ThumbnailService
     public let feed: FeedService
     public let friends: FriendService
+    public let duplicates: DuplicateService
     let files: FileService
     let database: any ObjectStore
     let fileRecords: any FileRecordStore
@@ -60,6 +62,7 @@ public final class Wall: ObjectServiceExtension {
         access = WallFileAccess(masterKey: masterKey, database: database, wall: rules)
         feed = FeedService(store: feedStore, rows: database, wall: rules, fileAccess: access,
                            perAuthorThreshold: options.feedThreshold)
+        duplicates = DuplicateService(objects: database, fileRecords: fileRecords)
         classWriteRules = rules.writeRules
     }
 
@@ -98,7 +101,8 @@ public final class Wall: ObjectServiceExtension {
     public func mayDelete(_ object: StoredObject, auth: AuthContext) throws(ParseError) -> Bool { rules.mayDelete(object, auth: auth) }
 
     public var functions: [String: ExtensionFunction] {
-        ["feed": { [feed] params, auth, objects throws(ParseError) in try feed.feed(params: params, auth: auth, objects: objects) }]
+        ["feed": { [feed] params, auth, objects throws(ParseError) in try feed.feed(params: params, auth: auth, objects: objects) },
+         "duplicates": { [duplicates] params, auth, _ throws(ParseError) in try duplicates.duplicates(params: params, auth: auth) }]
     }
 
     public var fileAccess: (any FileAccess)? { access }

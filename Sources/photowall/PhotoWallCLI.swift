@@ -21,6 +21,7 @@ struct PhotoWallCLI {
           login          log in and keep the session: photowall login [USERNAME] [--password P]
                          or with Facebook: photowall login --facebook [--as USER]
           upload         post photos (resumable): photowall upload FILE... [--comment TEXT] [--parallel N] [--json]
+                         skips photos you already posted (same SHA-256) unless --allow-duplicate
           feed           your wall, newest first: photowall feed [--limit N] [--urls] [--json]
           comment        comment on a photo: photowall comment IMAGE_ID TEXT
           logout         end the stored session

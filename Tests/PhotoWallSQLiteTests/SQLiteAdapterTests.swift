@@ -58,7 +58,7 @@ import PhotoWallTesting
                     ALTER TABLE _UPLOADS DROP COLUMN partState; ALTER TABLE _UPLOADS DROP COLUMN digestState;
                     ALTER TABLE _UPLOADS DROP COLUMN writer; ALTER TABLE _UPLOADS DROP COLUMN writerSeenAt;
                     ALTER TABLE _FILES DROP COLUMN originalName; ALTER TABLE _FILES DROP COLUMN declaredType;
-                    DROP INDEX i_FILES_owner; DROP INDEX i_FILES_unclaimed;
+                    DROP INDEX i_FILES_owner_sha256; DROP INDEX i_FILES_owner; DROP INDEX i_FILES_unclaimed;
                     ALTER TABLE _FILES DROP COLUMN owner; ALTER TABLE _FILES DROP COLUMN unclaimed;
                     ALTER TABLE _FEED RENAME COLUMN author TO userFBId; ALTER TABLE _FEED RENAME TO _WALL_FEED;
                     DROP INDEX i_FEED_author; DROP INDEX i_FEED_time;
@@ -78,5 +78,8 @@ import PhotoWallTesting
                                originalName: "y (1) 灯泡.jpg", declaredType: "image/jpeg", owner: "u1", unclaimed: true)
         try db.insertFile(named)
         #expect(try db.file(named: "def_y.jpg") == named)
+        // The (owner, sha256) index the duplicate check probes came with the migrations.
+        #expect(try db.files(ownedBy: "u1", sha256: ["01", "02"]) == [named])
+        #expect(try db.files(ownedBy: "u2", sha256: ["01"]) == [])
     }
 }
