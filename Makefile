@@ -95,7 +95,7 @@ test-postgres:
 	if scripts/s3.sh start > .build/s3.env 2> .build/s3-start.log; then . .build/s3.env; \
 	else cat .build/s3-start.log; echo "FAILED: SeaweedFS could not be started for the PostgreSQL + S3 conformance run."; exit 1; fi; \
 	. .build/pg.env; echo "PostgreSQL + S3 conformance run on $$PHOTOWALL_TEST_DATABASE, files in $${PHOTOWALL_TEST_S3:-the data dir}"; \
-	PHOTOWALL_BIN=$(DEBUG_BIN) $(SWIFT) test --skip-build --filter 'PhotoWallAPITests|PhotoWallPostgresTests|PhotoWallS3Tests|TusProtocolTests|CLITests' --skip 'AuthorizationMatrixTests' 2>&1 | tee .build/swift-test-postgres.log; \
+	PHOTOWALL_BIN=$(DEBUG_BIN) $(SWIFT) test --skip-build --filter 'PhotoWallAPITests|PhotoWallStorageTests|PhotoWallPostgresTests|PhotoWallS3Tests|TusProtocolTests|CLITests' --skip 'AuthorizationMatrixTests' 2>&1 | tee .build/swift-test-postgres.log; \
 	test $${PIPESTATUS[0]} -eq 0 || exit 1; \
 	echo "The authorization matrix on PostgreSQL + $${PHOTOWALL_TEST_S3:-the data dir} (its 1,069 cases on their own: they load one server, PostgreSQL and S3 at once)"; \
 	PHOTOWALL_BIN=$(DEBUG_BIN) $(SWIFT) test --skip-build --filter 'AuthorizationMatrixTests' 2>&1 | tee .build/swift-test-matrix.log; \

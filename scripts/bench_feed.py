@@ -51,10 +51,10 @@ def raw_sql(db, fb_id, runs=200):
     """The same page in raw SQL: best of per-author (IN friends) and time scan (newest first, filtered)."""
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, check_same_thread=False)
     per_author = """SELECT objectId, createdAt, doc FROM "c_WallImage"
-        WHERE json_extract(doc,'$.userFBId') IN (SELECT friendFBId FROM _FRIENDS WHERE userFBId = ?1 UNION ALL SELECT ?1)
+        WHERE json_extract(doc,'$.userFBId') IN (SELECT friendId FROM _FRIENDS WHERE userId = ?1 UNION ALL SELECT ?1)
         ORDER BY createdAt DESC, objectId DESC LIMIT ?2"""
     time_scan = """SELECT objectId, createdAt, doc FROM "c_WallImage" INDEXED BY "i_WallImage_createdAt"
-        WHERE json_extract(doc,'$.userFBId') IN (SELECT friendFBId FROM _FRIENDS WHERE userFBId = ?1 UNION ALL SELECT ?1)
+        WHERE json_extract(doc,'$.userFBId') IN (SELECT friendId FROM _FRIENDS WHERE userId = ?1 UNION ALL SELECT ?1)
         ORDER BY createdAt DESC, objectId DESC LIMIT ?2"""
     count = """SELECT count(*) FROM "c_WallImageComment" WHERE json_extract(doc,'$.imageObjectId') = ?"""
     latest = """SELECT objectId, createdAt, doc FROM "c_WallImageComment" WHERE json_extract(doc,'$.imageObjectId') = ?

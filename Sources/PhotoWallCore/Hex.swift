@@ -1,12 +1,18 @@
-/// Lowercase hexadecimal for digests, ids and saved states.
+/// Lowercase hexadecimal (RFC 4648 §8, "base16") for digests, ids, SigV4 signatures and saved states.
+/// The one hex codec of the project: encode with `hexString`, decode with `HexBytes.decode`.
 extension Collection<UInt8> {
-    /// Lowercase hex, two digits per byte.
+    /// Lowercase hex, two digits per byte (`[0xde, 0xad]` → `"dead"`; no bytes → `""`).
     public var hexString: String {
-        let digits = Array("0123456789abcdef")
-        var s = ""
-        s.reserveCapacity(count * 2)
-        for b in self { s.append(digits[Int(b >> 4)]); s.append(digits[Int(b & 15)]) }
-        return s
+        let digits: StaticString = "0123456789abcdef"
+        return String(unsafeUninitializedCapacity: count * 2) { out in
+            var i = 0
+            for b in self {
+                out[i] = digits.utf8Start[Int(b >> 4)]
+                out[i + 1] = digits.utf8Start[Int(b & 15)]
+                i += 2
+            }
+            return i
+        }
     }
 }
 
@@ -15,14 +21,6 @@ public enum HexBytes {
     public static func decode(_ text: String) -> [UInt8]? {
         let u = Array(text.utf8)
         guard u.count % 2 == 0 else { return nil }
-        func nibble(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 48...57: return c - 48
-            case 97...102: return c - 87
-            case 65...70: return c - 55
-            default: return nil
-            }
-        }
         var out: [UInt8] = []
         out.reserveCapacity(u.count / 2)
         var i = 0
@@ -32,5 +30,15 @@ public enum HexBytes {
             i += 2
         }
         return out
+    }
+
+    /// The value of one hex digit (`0-9`, `a-f`, `A-F`), nil for any other byte.
+    public static func nibble(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 48...57: return c - 48
+        case 97...102: return c - 87
+        case 65...70: return c - 55
+        default: return nil
+        }
     }
 }

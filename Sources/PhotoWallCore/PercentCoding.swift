@@ -5,16 +5,8 @@ public func percentDecode(_ s: some StringProtocol, plusAsSpace: Bool = false) -
     let b = Array(s.utf8)
     out.reserveCapacity(b.count)
     var i = 0
-    func hex(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 48...57: return c - 48
-        case 65...70: return c - 55
-        case 97...102: return c - 87
-        default: return nil
-        }
-    }
     while i < b.count {
-        if b[i] == 37, i + 2 < b.count, let h = hex(b[i + 1]), let l = hex(b[i + 2]) {
+        if b[i] == 37, i + 2 < b.count, let h = HexBytes.nibble(b[i + 1]), let l = HexBytes.nibble(b[i + 2]) {
             out.append(h << 4 | l); i += 3
         } else if plusAsSpace && b[i] == 43 {
             out.append(32); i += 1
@@ -40,4 +32,20 @@ public func percentEncode(_ s: some StringProtocol, keeping keep: (UInt8) -> Boo
         }
     }
     return String(decoding: out, as: UTF8.self)
+}
+
+/// RFC 3986 §2.3 unreserved bytes `A–Z a–z 0–9 - . _ ~`: what `percentEncode(_:keeping:)` keeps for a
+/// query component, a SigV4 `UriEncode` or a form value.
+public func isUnreservedURIByte(_ b: UInt8) -> Bool {
+    switch b {
+    case 65...90, 97...122, 48...57, 45, 46, 95, 126: return true
+    default: return false
+    }
+}
+
+/// `name=value&…` in the given order, each name and value percent-encoded but for unreserved bytes
+/// (so `+`, `&`, `=` and spaces inside a value survive any form or query decoder).
+public func percentEncodedQuery(_ pairs: [(String, String)]) -> String {
+    pairs.map { percentEncode($0.0, keeping: isUnreservedURIByte) + "=" + percentEncode($0.1, keeping: isUnreservedURIByte) }
+        .joined(separator: "&")
 }

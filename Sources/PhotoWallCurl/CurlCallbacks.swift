@@ -1,3 +1,4 @@
+import PhotoWallCore
 internal import CCurl
 #if canImport(Glibc)
 import Glibc
@@ -89,19 +90,4 @@ extension String {
         while end > start, space(u[end - 1]) { end -= 1 }
         return String(decoding: u[start..<end], as: UTF8.self)
     }
-}
-
-/// Writes every byte to `fd`, retrying short writes and `EINTR`. - Returns: false on an error (see `errno`).
-func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
-    guard var p = bytes.baseAddress else { return true }
-    var left = bytes.count
-    while left > 0 {
-        let n = write(fd, p, left)
-        if n < 0 {
-            if errno == EINTR { continue }
-            return false
-        }
-        p += n; left -= n
-    }
-    return true
 }

@@ -1,4 +1,3 @@
-import Dispatch
 import PhotoWallCore
 #if canImport(Glibc)
 import Glibc
@@ -43,12 +42,12 @@ public let mockFacebookUsage = """
 ///   or written or the port cannot be bound.
 public func runMockFacebookCommand(_ args: [String]) -> Int32 {
     do {
-        let options = try CommandOptions(args)
+        let options = try CommandOptions.parse(args)
         if options.flags.contains("help") { writeOut(mockFacebookUsage, to: 1); return 0 }
         if let count = options.values["generate-fixture"] { return try generateFixture(count, options) }
         return try serveMock(options)
-    } catch let error as CommandUsageError {
-        writeOut("photowall mock-facebook: \(error.message)\n", to: 2)
+    } catch let error as UsageError {
+        writeOut("photowall mock-facebook: \(error.description)\n", to: 2)
         return 64
     } catch let error as FixtureError {
         writeOut("photowall mock-facebook: \(error.message)\n", to: 2)
@@ -59,11 +58,11 @@ public func runMockFacebookCommand(_ args: [String]) -> Int32 {
     }
 }
 
-private func generateFixture(_ countText: String, _ o: CommandOptions) throws -> Int32 {
-    guard let count = Int(countText), count >= 1 else { throw CommandUsageError("--generate-fixture needs a user count ≥ 1") }
+private func generateFixture(_ countText: String, _ o: CommandLineOptions) throws -> Int32 {
+    guard let count = Int(countText), count >= 1 else { throw UsageError("--generate-fixture needs a user count ≥ 1") }
     var seed: UInt64 = 1
     if let text = o.values["seed"] {
-        guard let s = UInt64(text) else { throw CommandUsageError("bad --seed '\(text)'") }
+        guard let s = UInt64(text) else { throw UsageError("bad --seed '\(text)'") }
         seed = s
     }
     let average = try o.double("avg-friends")
@@ -81,22 +80,22 @@ private func generateFixture(_ countText: String, _ o: CommandOptions) throws ->
     return 0
 }
 
-private func serveMock(_ o: CommandOptions) throws -> Int32 {
+private func serveMock(_ o: CommandLineOptions) throws -> Int32 {
     let levelName = o.values["log-level"] ?? "info"
-    guard let level = Logger.Level(name: levelName) else { throw CommandUsageError("unknown log level '\(levelName)'") }
+    guard let level = Logger.Level(name: levelName) else { throw UsageError("unknown log level '\(levelName)'") }
     let fixturePath = o.values["fixture"] ?? "Samples/facebook/users.json"
     let fixture = try FacebookFixture.load(path: fixturePath)
     var config = MockFacebookServer.Configuration(appID: o.values["app-id"] ?? MockFacebookServer.defaultAppID,
                                                   appSecret: o.values["app-secret"], host: o.values["host"] ?? "127.0.0.1",
                                                   port: try o.int("port") ?? 1338)
-    guard (0...65535).contains(config.port) else { throw CommandUsageError("bad port \(config.port)") }
+    guard (0...65535).contains(config.port) else { throw UsageError("bad port \(config.port)") }
     config.appName = o.values["app-name"] ?? config.appName
     config.requireAppSecretProof = !o.flags.contains("no-appsecret-proof")
     config.enableControlEndpoints = !o.flags.contains("no-control")
     config.publicBaseURL = o.values["public-url"].map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
     config.allowedRedirectURIPrefixes = o.repeated["redirect-uri"] ?? []
-    if let ttl = try o.int("token-ttl") { guard ttl > 0 else { throw CommandUsageError("--token-ttl must be > 0") }; config.tokenLifetimeSeconds = ttl }
-    if let ttl = try o.int("code-ttl") { guard ttl > 0 else { throw CommandUsageError("--code-ttl must be > 0") }; config.codeLifetimeSeconds = ttl }
+    if let ttl = try o.int("token-ttl") { guard ttl > 0 else { throw UsageError("--token-ttl must be > 0") }; config.tokenLifetimeSeconds = ttl }
+    if let ttl = try o.int("code-ttl") { guard ttl > 0 else { throw UsageError("--code-ttl must be > 0") }; config.codeLifetimeSeconds = ttl }
     config.logger = Logger(label: "mock-facebook", level: level)
 
     let server = MockFacebookServer(fixture: fixture, configuration: config)
@@ -111,16 +110,7 @@ private func serveMock(_ o: CommandOptions) throws -> Int32 {
           graph:      \(base)/me?fields=id,name&access_token=TOKEN\(config.appSecret == nil ? "" : "&appsecret_proof=HMAC")
         \(config.enableControlEndpoints ? "  test token: curl -s -X POST -d user_id=\(sample) \(base)/__control/login\n" : "")
         """, to: 1)
-    if o.flags.contains("stop-on-stdin-eof") {
-        DispatchQueue.global().async {
-            var buffer = [UInt8](repeating: 0, count: 256)
-            while true {
-                let n = buffer.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
-                if n == 0 || (n < 0 && errno != EINTR) { break }
-            }
-            server.shutdown()
-        }
-    }
+    if o.flags.contains("stop-on-stdin-eof") { StandardInput.onEndOfFile { server.shutdown() } }
     server.runUntilSignal()
     return 0
 }

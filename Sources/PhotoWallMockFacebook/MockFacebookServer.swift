@@ -130,7 +130,7 @@ public final class MockFacebookServer: Sendable {
     /// `hex(HMAC-SHA256(key: appSecret, message: accessToken))`, the `appsecret_proof` Graph expects
     /// (notes §2.5; Graph "Securing requests" docs).
     public static func appSecretProof(accessToken: String, appSecret: String) -> String {
-        Encoding.hex(Crypto.hmacSHA256(key: Array(appSecret.utf8), message: Array(accessToken.utf8)))
+        Crypto.hmacSHA256(key: Array(appSecret.utf8), message: Array(accessToken.utf8)).hexString
     }
 
     private func route(_ call: GraphCall) throws(GraphError) -> Response {

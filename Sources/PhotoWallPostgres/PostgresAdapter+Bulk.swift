@@ -42,11 +42,11 @@ extension PostgresAdapter {
         guard !from.isEmpty else { return }
         try writeTransaction { conn, _ in
             try conn.query("""
-                INSERT INTO "_FRIENDS"("userFBId", "friendFBId") SELECT * FROM unnest($1::text[], $2::text[]) ON CONFLICT DO NOTHING
+                INSERT INTO "_FRIENDS"("userId", "friendId") SELECT * FROM unnest($1::text[], $2::text[]) ON CONFLICT DO NOTHING
                 """, [PostgresQueryCompiler.textArrayLiteral(from), PostgresQueryCompiler.textArrayLiteral(to)])
             try conn.query("""
-                INSERT INTO "_FRIEND_SYNC"("userFBId", "syncedAt") SELECT u, $2::bigint FROM unnest($1::text[]) AS u
-                ON CONFLICT ("userFBId") DO UPDATE SET "syncedAt" = excluded."syncedAt"
+                INSERT INTO "_FRIEND_SYNC"("userId", "syncedAt") SELECT u, $2::bigint FROM unnest($1::text[]) AS u
+                ON CONFLICT ("userId") DO UPDATE SET "syncedAt" = excluded."syncedAt"
                 """, [PostgresQueryCompiler.textArrayLiteral(users.sorted()), now])
         }
     }

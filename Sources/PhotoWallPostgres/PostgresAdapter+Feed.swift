@@ -4,10 +4,12 @@ import Synchronization
 
 /// The friend feed's queries in PostgreSQL's best forms (social-and-uploads.md §5.4–5.5).
 ///
-/// - `.perAuthor`: one `LATERAL` probe per author on `i_WallImage_feedAuthor`
+/// Over the image class of `feedProjection` (`"feedAuthor"` and its two indexes: see
+/// `PostgresAdapter.feedColumns`), the friend graph and the comment class:
+/// - `.perAuthor`: one `LATERAL` probe per author on `i_<image class>_feedAuthor`
 ///   (`"feedAuthor", "createdAt" DESC, "objectId" DESC`, index-only), each at most `limit` keys,
 ///   merged by one outer sort.
-/// - `.globalScan`: `i_WallImage_feedTime` walked newest first from the cursor (index-only), capped at
+/// - `.globalScan`: `i_<image class>_feedTime` walked newest first from the cursor (index-only), capped at
 ///   `scanLimit` entries, keeping authors in the set. The executor pulls rows lazily, so a dense friend
 ///   set stops after about a page; the set is an array constant in a custom plan (hashed
 ///   `= ANY`), and it filters *outside* the capped sub-select so the planner can't switch to the
@@ -17,30 +19,31 @@ import Synchronization
 /// see `PostgresAdapter.suggestedFeedThreshold()`.
 extension PostgresAdapter: FeedStore {
     /// Authors (friends + 1) up to which `.perAuthor` beats `.globalScan` on PostgreSQL, for
-    /// `images` wall images: √(0.045 × images), at least 50. The per-author cost grows with the
+    /// `images` images: √(0.045 × images), at least 50. The per-author cost grows with the
     /// author count F, the time scan's with images ÷ F, so they cross near √(k × images); k is
     /// measured (`make bench`, 1M images, 10 per user: both forms timed at 50 and 500 friends, crossing
     /// near 210), and gives about 670 at 10M, where social-and-uploads.md §5.4 measured 700.
     public static func feedThreshold(images: Double) -> Int { max(50, Int((0.045 * max(0, images)).squareRoot())) }
 
-    /// `feedThreshold` for the `WallImage` row count the planner's statistics hold
-    /// (`pg_class.reltuples`), read at most once a minute.
+    /// `feedThreshold` for the image class's row count the planner's statistics hold
+    /// (`pg_class.reltuples`), read at most once a minute; nil without a feed projection.
     public func suggestedFeedThreshold() -> Int? {
+        guard let p = feedProjection else { return nil }
         let now = ContinuousClock.now
         if let (at, value) = thresholdCache.withLock({ $0 }), now - at < .seconds(60) { return value }
         let rows = (try? pool.withConnection { conn in
-            try conn.query("SELECT reltuples FROM pg_class WHERE oid = to_regclass($1::text)", [Self.table("WallImage")]).first?[0]
+            try conn.query("SELECT reltuples FROM pg_class WHERE oid = to_regclass($1::text)", [Self.table(p.imageClass)]).first?[0]
         }).flatMap { $0 }.flatMap(Double.init) ?? 0
         let value = Self.feedThreshold(images: rows)
         thresholdCache.withLock { $0 = (now, value) }
         return value
     }
 
-    public func feedKeys(authors: [String]?, viewerFBId: String, before: FeedCursor?, limit: Int, strategy: FeedStrategy,
+    public func feedKeys(authors: [String]?, viewer viewerId: String, before: FeedCursor?, limit: Int, strategy: FeedStrategy,
                          scanLimit: Int) throws(ParseError) -> (keys: [FeedCursor], scannedToEnd: Bool) {
-        guard try schema(of: "WallImage") != nil, limit > 0 else { return ([], true) }
-        let t = Self.table("WallImage")
-        let author = "\"feedAuthor\""  // = doc->>'userFBId', stored (see `PostgresAdapter.feedProjection`)
+        guard let p = feedProjection, try schema(of: p.imageClass) != nil, limit > 0 else { return ([], true) }
+        let t = Self.table(p.imageClass)
+        let author = "\"feedAuthor\""  // = the projection's author field, stored (see `PostgresAdapter.feedColumns`)
         var params = PostgresQueryCompiler.Params()
         var older = "TRUE"
         if let before {
@@ -55,9 +58,9 @@ extension PostgresAdapter: FeedStore {
             audienceRows = "SELECT unnest(\(set)) AS author"
             isAudience = { "\($0) = ANY(\(set))" }
         } else {
-            let viewer = params.add(viewerFBId, cast: "text")
-            audienceRows = "SELECT \"friendFBId\" AS author FROM \"_FRIENDS\" WHERE \"userFBId\" = \(viewer) UNION SELECT \(viewer)"
-            isAudience = { "(\($0) = \(viewer) OR EXISTS (SELECT 1 FROM \"_FRIENDS\" f WHERE f.\"userFBId\" = \(viewer) AND f.\"friendFBId\" = \($0)))" }
+            let viewer = params.add(viewerId, cast: "text")
+            audienceRows = "SELECT \"friendId\" AS author FROM \"_FRIENDS\" WHERE \"userId\" = \(viewer) UNION SELECT \(viewer)"
+            isAudience = { "(\($0) = \(viewer) OR EXISTS (SELECT 1 FROM \"_FRIENDS\" f WHERE f.\"userId\" = \(viewer) AND f.\"friendId\" = \($0)))" }
         }
         let keysOf: ([String?]) -> FeedCursor = { FeedCursor(createdAt: Int64($0[0] ?? "0") ?? 0, objectId: $0[1] ?? "") }
         return try guarded {
@@ -99,9 +102,9 @@ extension PostgresAdapter: FeedStore {
     }
 
     public func comments(ofImages ids: [String], perImage: Int) throws(ParseError) -> [String: (count: Int, latest: [StoredObject])] {
-        guard !ids.isEmpty, try schema(of: "WallImageComment") != nil else { return [:] }
-        let t = Self.table("WallImageComment")
-        let image = PostgresQueryCompiler.textPath("imageObjectId")
+        guard let p = feedProjection, !ids.isEmpty, try schema(of: p.commentClass) != nil else { return [:] }
+        let t = Self.table(p.commentClass)
+        let image = PostgresQueryCompiler.textPath(p.commentImageField)
         var countParams = PostgresQueryCompiler.Params()
         let marks = ids.map { countParams.add($0, cast: "text") }.joined(separator: ",")
         let countSQL = "SELECT \(image), count(*) FROM \(t) WHERE \(image) IN (\(marks)) GROUP BY 1"
@@ -120,7 +123,7 @@ extension PostgresAdapter: FeedStore {
                 if !withComments.isEmpty {
                     for row in try conn.query(latestSQL, [PostgresQueryCompiler.textArrayLiteral(withComments), String(perImage)]).rows {
                         guard let id = row[0] else { continue }
-                        out[id]?.latest.append(try Self.decodeRow("WallImageComment", Array(row.dropFirst())))
+                        out[id]?.latest.append(try Self.decodeRow(p.commentClass, Array(row.dropFirst())))
                     }
                 }
                 for id in ids where out[id] == nil { out[id] = (0, []) }

@@ -5,7 +5,7 @@ import PhotoWallServices
 /// One API call after credentials are resolved, as routes see it (also used for `/batch` sub-requests).
 struct APIRequest {
     var method: String
-    /// Path segments after the mount path, percent-decoded (`["classes","WallImage","xyz"]`).
+    /// Path segments after the mount path, percent-decoded (`["classes","GameScore","xyz"]`).
     var segments: [String]
     /// Query parameters for reads (query string values JSON-parsed when they parse), or the body for `_method:GET`.
     var params: [String: JSON]

@@ -24,7 +24,7 @@ struct Credentials {
         sessionToken = headers["X-Parse-Session-Token"]
         installationId = headers["X-Parse-Installation-Id"]
         if let auth = headers["Authorization"], auth.hasPrefix("Basic "),
-           let data = Data(base64Encoded: String(auth.dropFirst(6))), let text = String(data: data, encoding: .utf8),
+           let raw = Base64.decode(auth.dropFirst(6)), let text = String(validating: raw, as: UTF8.self),
            let colon = text.firstIndex(of: ":") {
             let id = String(text[..<colon]), secret = String(text[text.index(after: colon)...])
             if appId == nil { appId = id }

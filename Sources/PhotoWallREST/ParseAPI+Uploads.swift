@@ -95,7 +95,7 @@ extension ParseAPI {
             let kv = pair.trimmingWhitespace().split(separator: " ", maxSplits: 1)
             guard let key = kv.first, !key.isEmpty else { throw UploadError.badRequest("Malformed Upload-Metadata.") }
             if kv.count == 2 {
-                guard let raw = Base64.decode(String(kv[1])), let value = String(validating: raw, as: UTF8.self) else {
+                guard let raw = Base64.decode(kv[1], ignoringUnknownCharacters: true), let value = String(validating: raw, as: UTF8.self) else {
                     throw UploadError.badRequest("Upload-Metadata values must be base64 UTF-8.")
                 }
                 out[String(key)] = value

@@ -2,9 +2,6 @@ import PhotoWallCore
 import PhotoWallHTTP
 import PhotoWallServices
 
-/// A cloud function: `POST /functions/:name` with JSON params → `{"result": …}`.
-public typealias CloudFunction = @Sendable (_ params: [String: JSON], _ auth: AuthContext) throws(ParseError) -> JSON
-
 /// The Parse REST API under the mount path, registered on the engine's `Router`.
 ///
 /// Files and tus uploads are routes of their own on the engine's router (streamed bodies). Every JSON
@@ -19,7 +16,7 @@ public final class ParseAPI: Sendable {
     public let users: UserService
     public let files: FileService
     public let uploads: UploadService?
-    /// Who may download wall files; nil serves every file to anyone (Parse's default).
+    /// Who may download which files (the installed extension's); nil serves every file to anyone (Parse's default).
     public let fileAccess: FileAccess?
     let functions: [String: CloudFunction]
     let logger: Logger

@@ -273,17 +273,3 @@ final class S3PartWriter: UploadPartWriter {
         fd = -1
     }
 }
-
-/// Writes all of `bytes` at `offset` (retrying short writes and EINTR). - Returns: false on error (errno set).
-func pwriteAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64) -> Bool {
-    var done = 0
-    while done < bytes.count {
-        let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + Int64(done)))
-        if n < 0 {
-            if errno == EINTR { continue }
-            return false
-        }
-        done += n
-    }
-    return true
-}

@@ -1,3 +1,4 @@
+import PhotoWallCore
 import PhotoWallCrypto
 #if canImport(Glibc)
 import Glibc
@@ -63,7 +64,7 @@ public struct SigV4Signer: Sendable {
         let scope = "\(day)/\(region)/\(service)/aws4_request"
         let stringToSign = ["AWS4-HMAC-SHA256", amzDate, scope, Self.hexSHA256(Array(canonicalRequest.utf8))].joined(separator: "\n")
 
-        let signature = Self.hex(Crypto.hmacSHA256(key: signingKey(day: day), message: Array(stringToSign.utf8)))
+        let signature = Crypto.hmacSHA256(key: signingKey(day: day), message: Array(stringToSign.utf8)).hexString
 
         added.append(("Authorization", "AWS4-HMAC-SHA256 Credential=\(credentials.accessKeyId)/\(scope),SignedHeaders=\(signedHeaders),Signature=\(signature)"))
         return added
@@ -94,7 +95,7 @@ public struct SigV4Signer: Sendable {
         let canonicalRequest = [method, encodedPath, Self.canonicalQuery(params), "host:\(host)\n", "host", Self.unsignedPayload]
             .joined(separator: "\n")
         let stringToSign = ["AWS4-HMAC-SHA256", amzDate, scope, Self.hexSHA256(Array(canonicalRequest.utf8))].joined(separator: "\n")
-        params.append(("X-Amz-Signature", Self.hex(Crypto.hmacSHA256(key: signingKey(day: day), message: Array(stringToSign.utf8)))))
+        params.append(("X-Amz-Signature", Crypto.hmacSHA256(key: signingKey(day: day), message: Array(stringToSign.utf8)).hexString))
         return params
     }
 
@@ -116,33 +117,11 @@ public struct SigV4Signer: Sendable {
     /// SigV4's `UriEncode`: every UTF-8 byte except the unreserved `A–Z a–z 0–9 - . _ ~` becomes
     /// `%XX` (upper-case hex); `/` is kept when `encodeSlash` is false (object key paths).
     public static func uriEncode(_ s: String, encodeSlash: Bool) -> String {
-        let digits = Array("0123456789ABCDEF".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(s.utf8.count)
-        for b in s.utf8 {
-            switch b {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
-                out.append(b)
-            case UInt8(ascii: "/") where !encodeSlash:
-                out.append(b)
-            default:
-                out += [UInt8(ascii: "%"), digits[Int(b >> 4)], digits[Int(b & 15)]]
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
+        percentEncode(s) { isUnreservedURIByte($0) || (!encodeSlash && $0 == UInt8(ascii: "/")) }
     }
 
     /// Lower-case hex SHA-256.
-    public static func hexSHA256(_ bytes: some Collection<UInt8>) -> String { hex(Digest.hash(.sha256, bytes)) }
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count * 2)
-        for b in bytes { out.append(digits[Int(b >> 4)]); out.append(digits[Int(b & 15)]) }
-        return String(decoding: out, as: UTF8.self)
-    }
+    public static func hexSHA256(_ bytes: some Collection<UInt8>) -> String { Digest.hash(.sha256, bytes).hexString }
 
     /// `yyyyMMdd'T'HHmmss'Z'` and `yyyyMMdd`, UTC.
     static func timestamps(_ time: Int) -> (String, String) {

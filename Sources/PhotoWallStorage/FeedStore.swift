@@ -6,11 +6,21 @@ public struct FeedCursor: Sendable, Hashable, Comparable {
     public var objectId: String
     public init(createdAt: Int64, objectId: String) { self.createdAt = createdAt; self.objectId = objectId }
     public static func < (a: FeedCursor, b: FeedCursor) -> Bool { (a.createdAt, a.objectId) < (b.createdAt, b.objectId) }
+
+    /// The feed's order as `StoredQuery` sort keys: `createdAt` then `objectId`, both descending.
+    public static let newestFirst = [SortKey(path: "createdAt", descending: true), SortKey(path: "objectId", descending: true)]
+
+    /// Rows strictly older than `c` in (`createdAt`, `objectId`) order, as a `StoredQuery` predicate; everything when nil.
+    public static func olderThan(_ c: FeedCursor?) -> Predicate {
+        guard let c else { return .all }
+        let at = QueryValue.date(ParseDate(millisecondsSince1970: c.createdAt))
+        return .or([.compare("createdAt", .lt, at), .and([.compare("createdAt", .eq, at), .compare("objectId", .lt, .string(c.objectId))])])
+    }
 }
 
 /// How a feed page is found. - Source: social-and-uploads.md §5.4–5.5.
 public enum FeedStrategy: String, Sendable {
-    /// One index probe per author (`(userFBId, createdAt)`), merged: cheap for few authors.
+    /// One index probe per author (`(author, createdAt)`), merged: cheap for few authors.
     case perAuthor
     /// Walk the `createdAt` index newest first, keeping rows whose author is in the viewer's set: cheap when
     /// the set is large (its posts are dense in time).
@@ -18,15 +28,19 @@ public enum FeedStrategy: String, Sendable {
 }
 
 /// The queries behind the friend feed, keyset-paginated on (`createdAt`, `objectId`), never skip.
+/// What is projected (which classes and fields) is the adapter's `FeedProjection`; an adapter
+/// opened without one answers every query with nothing. Held by the feed service.
+/// Implementations: `SQLiteAdapter`, `PostgresAdapter`, each in its fastest native form.
 public protocol FeedStore: Sendable {
-    /// Keys of the newest `WallImage`s by `authors` strictly older than `before`, newest first.
+    /// Keys of the newest images (`FeedProjection.imageClass`) by `authors` strictly older than `before`, newest first.
     /// - Parameters:
-    ///   - authors: the authors' wall ids; nil means `viewerFBId` and their friends from the friend graph
+    ///   - authors: the authors' ids (`FeedProjection.authorField` values); nil means `viewerId` and their friends from the friend graph
     ///     (joined in the database, so a large set is never built in memory).
     ///   - scanLimit: `.globalScan` stops after this many index entries; the caller finishes a short page per author.
-    func feedKeys(authors: [String]?, viewerFBId: String, before: FeedCursor?, limit: Int, strategy: FeedStrategy,
+    func feedKeys(authors: [String]?, viewer viewerId: String, before: FeedCursor?, limit: Int, strategy: FeedStrategy,
                   scanLimit: Int) throws(ParseError) -> (keys: [FeedCursor], scannedToEnd: Bool)
-    /// The newest `perImage` comments of each image (newest first) and each image's comment count.
+    /// The newest `perImage` comments (`FeedProjection.commentClass`) of each image, newest first,
+    /// and each image's comment count (an image without comments has count 0 or no entry).
     func comments(ofImages ids: [String], perImage: Int) throws(ParseError) -> [String: (count: Int, latest: [StoredObject])]
     /// The author count up to which `.perAuthor` is the cheaper strategy for the data as it is now
     /// (it grows with the number of images), or nil to leave it to the caller's fixed threshold.

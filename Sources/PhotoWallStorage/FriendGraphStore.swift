@@ -4,33 +4,21 @@ import PhotoWallCore
 /// provider ids of their friends who use the app, and when that list was last synced.
 ///
 /// Stored per viewer (a directed edge list), replaced whole at each sync, so a friendship removed
-/// at the provider disappears at the viewer's next sync. Implementations: `SQLiteAdapter`.
+/// at the provider disappears at the viewer's next sync. Held by `FriendService`; also read by the
+/// feed stores, which join it in the database. Implementations: `SQLiteAdapter`, `PostgresAdapter`.
 public protocol FriendGraphStore: Sendable {
-    /// Replaces the friends of `userFBId` in one transaction.
-    func replaceFriends(of userFBId: String, with friendFBIds: [String], syncedAt: ParseDate) throws(ParseError)
-    /// The friends of `userFBId`, in no particular order (empty when never synced).
-    func friends(of userFBId: String) throws(ParseError) -> [String]
-    /// When `userFBId`'s friends were last synced, or nil.
-    func friendsSyncedAt(_ userFBId: String) throws(ParseError) -> ParseDate?
-    /// Whether `friendFBId` is among `userFBId`'s friends (an index probe).
-    func isFriend(_ friendFBId: String, of userFBId: String) throws(ParseError) -> Bool
-    /// How many friends `userFBId` has (an index count; no list is built).
-    func friendCount(of userFBId: String) throws(ParseError) -> Int
+    /// Replaces the friends of `userId` in one transaction.
+    func replaceFriends(of userId: String, with friendIds: [String], syncedAt: ParseDate) throws(ParseError)
+    /// The friends of `userId`, in no particular order (empty when never synced).
+    func friends(of userId: String) throws(ParseError) -> [String]
+    /// When `userId`'s friends were last synced, or nil.
+    func friendsSyncedAt(_ userId: String) throws(ParseError) -> ParseDate?
+    /// Whether `friendId` is among `userId`'s friends (an index probe).
+    func isFriend(_ friendId: String, of userId: String) throws(ParseError) -> Bool
+    /// How many friends `userId` has (an index count; no list is built).
+    func friendCount(of userId: String) throws(ParseError) -> Int
 }
 
 extension FriendGraphStore {
-    public func friendCount(of userFBId: String) throws(ParseError) -> Int { try friends(of: userFBId).count }
-}
-
-/// Loading many rows at once, for demo data and benchmarks (`photowall seed-demo`); requests use
-/// `DatabaseAdapter.insert`. Implementations: `SQLiteAdapter`, `PostgresAdapter`.
-public protocol BulkLoading: DatabaseAdapter, FriendGraphStore {
-    /// Inserts many objects of one class in one transaction, checking the schema once from the
-    /// first object's fields. - Throws: 111 on a schema mismatch; 137 on a duplicate objectId.
-    func bulkInsert(_ objects: [StoredObject]) throws(ParseError)
-    /// Adds friendships (both directions) and marks every user in them as synced now.
-    func bulkInsertFriendships(_ pairs: [(String, String)]) throws(ParseError)
-    /// After a bulk load: refreshes the planner's statistics (`ANALYZE`), so the first queries get
-    /// the plans they will get later.
-    func finishBulkLoad() throws(ParseError)
+    public func friendCount(of userId: String) throws(ParseError) -> Int { try friends(of: userId).count }
 }

@@ -140,24 +140,7 @@ enum ClientPaths {
 
     /// Writes `bytes` to `path` atomically (temporary file, fsync, rename) with `mode`.
     static func writeAtomically(_ path: String, _ bytes: [UInt8], mode: mode_t) -> Bool {
-        let temp = path + ".tmp.\(getpid())"
-        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
-        guard fd >= 0 else { return false }
-        fchmod(fd, mode)  // umask may have removed bits; never add any beyond `mode`
-        var ok = bytes.withUnsafeBytes { raw -> Bool in
-            var off = 0
-            while off < raw.count {
-                let n = write(fd, raw.baseAddress! + off, raw.count - off)
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { return false }
-                off += n
-            }
-            return true
-        }
-        ok = ok && fsync(fd) == 0
-        close(fd)
-        guard ok, rename(temp, path) == 0 else { unlink(temp); return false }
-        return true
+        (try? AtomicFile.write(bytes, to: path, mode: mode)) != nil
     }
 
     /// The file's bytes, or nil when it can't be read.

@@ -21,6 +21,7 @@ struct PhotoWallCLI {
           login          log in and keep the session: photowall login [USERNAME] [--password P]
                          or with Facebook: photowall login --facebook [--as USER]
           upload         post photos (resumable): photowall upload FILE... [--comment TEXT] [--parallel N] [--json]
+                         skips photos you already posted (same SHA-256) unless --allow-duplicate
           feed           your wall, newest first: photowall feed [--limit N] [--urls] [--json]
           comment        comment on a photo: photowall comment IMAGE_ID TEXT
           logout         end the stored session
@@ -75,13 +76,6 @@ struct PhotoWallCLI {
 enum Terminal {
     static func write(_ text: String, to fd: Int32) {
         var t = text
-        t.withUTF8 { buf in
-            var off = 0
-            while off < buf.count {
-                let n = Glibc.write(fd, buf.baseAddress! + off, buf.count - off)
-                if n <= 0 { break }
-                off += n
-            }
-        }
+        _ = t.withUTF8 { writeAll(fd, UnsafeRawBufferPointer($0)) }
     }
 }

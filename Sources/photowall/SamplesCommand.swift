@@ -19,10 +19,21 @@ import Glibc
 /// carrying the tag, JPEG quality 88, 4:2:0 (PhotoWallImaging's encoder).
 enum SamplesCommand {
     static let usage = "usage: photowall samples OUTDIR [--width W] [--height H] [--scenes N]"
+    static let help = usage + """
+
+        Renders photo-like sample JPEGs into OUTDIR (made if missing):
+          landscape_o1.jpg … landscape_o8.jpg  one W x H landscape stored under EXIF orientations 1–8
+          scene_NNN_….jpg                       with --scenes N, N different pictures for a demo wall
+        Options:
+          --width W, --height H   the upright size, 16–8000 (default 1200 x 800; scenes use max(W, H))
+          --scenes N              0–10000 extra pictures (default 0)
+
+        """
 
     static func run(_ args: [String]) -> Int32 {
         do {
-            let o = try Options(args, known: ["width", "height", "scenes"])
+            let o = try Options(args, known: ["width", "height", "scenes"], flags: ["help"])
+            if o.flag("help") { Terminal.write(help, to: 1); return 0 }
             guard let dir = o.positional.first else { throw UsageError(description: usage) }
             let w = Int(o.value("width") ?? "1200") ?? 0, h = Int(o.value("height") ?? "800") ?? 0
             guard (16...8000).contains(w), (16...8000).contains(h) else { throw UsageError(description: "width and height must be 16–8000") }

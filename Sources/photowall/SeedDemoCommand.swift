@@ -1,8 +1,8 @@
 import Foundation
 import PhotoWallCore
-import PhotoWallPostgres
 import PhotoWallServices
 import PhotoWallStorage
+import PhotoWallWall
 
 /// `photowall seed-demo`: fills a data folder quickly with a photo wall, for demos and benchmarks.
 ///
@@ -10,7 +10,7 @@ import PhotoWallStorage
 /// the file store (bulk transactions, one fsync each), not through HTTP. Either synthetic people (`--users N --friends-per-user K`) or the people and friend
 /// graph of a mock-Facebook fixture (`--fixture FILE`), so that logging in through the mock finds the
 /// seeded users. Photos come from `--photos DIR` (default `Samples/photos`); each is stored once with
-/// its thumbnails and shared by many `WallImage`s. `--viewers 50,500,5000` adds users with exactly
+/// its thumbnails and shared by many wall images. `--viewers 50,500,5000` adds users with exactly
 /// that many friends and prints session tokens for them (for `make bench`).
 enum SeedDemoCommand {
     static let usage = """
@@ -49,21 +49,14 @@ enum SeedDemoCommand {
         var rng = SplitMix64(seed: UInt64(try int(o, "seed", 2026)))
         let started = Date()
         _ = try? FileManager.default.createDirectory(atPath: dataDir, withIntermediateDirectories: true)
-        let db: any BulkLoading
-        if let url = o.value("database", env: ["PARSE_SERVER_DATABASE_URI"]), !url.isEmpty {
-            guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
-                throw UsageError(description: "unsupported --database: use postgres://USER@HOST:PORT/DB")
-            }
-            db = try PostgresAdapter(url: url)
-        } else {
-            db = try SQLiteAdapter(path: dataDir + "/photowall.sqlite")
-        }
+        let db = try DatabaseOpener.open(url: o.value("database", env: ["PARSE_SERVER_DATABASE_URI"]), dataDir: dataDir,
+                                         logger: Logger(label: "seed-demo"))
         let store = try FileSystemStore(root: dataDir)
-        try Bootstrap.createClasses(db)
+        try WallSchema.createClasses(db)
         var config = ServerConfig()
         config.appId = o.value("", env: ["PARSE_SERVER_APPLICATION_ID"]) ?? config.appId
-        let files = FileService(database: db, store: store, config: config)
-        let objects = ObjectService(database: db, config: config)
+        let files = FileService(records: db, objects: db, store: store, config: config)
+        let objects = ObjectService(store: db, fileRecords: db, config: config)
         let users = try UserService(objects: objects)
 
         // People and friendships.
@@ -113,7 +106,7 @@ enum SeedDemoCommand {
         try db.bulkInsert(userObjects)
         try db.bulkInsertFriendships(pairs)
 
-        // Photos: each stored once with its thumbnails, shared by many WallImages.
+        // Photos: each stored once with its thumbnails, shared by many wall images.
         let photosDir = o.value("photos") ?? "Samples/photos"
         let photoNames = ((try? FileManager.default.contentsOfDirectory(atPath: photosDir)) ?? []).filter { $0.lowercased().hasSuffix(".jpg") }.sorted()
         guard !photoNames.isEmpty else { throw UsageError(description: "no .jpg photos in \(photosDir)") }
@@ -122,10 +115,7 @@ enum SeedDemoCommand {
         for name in photoNames {
             let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: photosDir + "/" + name)))
             let record = try files.store(bytes, name: name.replacingOccurrences(of: " ", with: "_"), contentType: "image/jpeg")
-            var fields = try thumbnails.thumbnailFields(for: ["image": ["__type": "File", "name": .string(record.name)]]).fields
-            fields["image"] = ["__type": "File", "name": .string(record.name)]
-            for k in ["image", "thumbnail", "display"] { if case .object(var f) = fields[k] { f["url"] = nil; fields[k] = .object(f) } }
-            photos.append(fields)
+            photos.append(try WallSchema.demoPhoto(imageName: record.name, thumbnails: thumbnails))
         }
 
         // Images, oldest first over the last 30 days, and comments.
@@ -138,20 +128,15 @@ enum SeedDemoCommand {
             let owner = rng.below(people.count)
             let at = ParseDate(millisecondsSince1970: now.millisecondsSince1970 - 3_600_000 - span + span * Int64(i) / Int64(max(imageCount, 1)))
             let id = ParseIdentifier.alphanumeric(10)
-            var fields = photos[i % photos.count]
-            fields["user"] = ["__type": "Pointer", "className": "_User", "objectId": .string(userIds[owner])]
-            fields["userFBId"] = .string(people[owner].fbId)
-            fields["caption"] = .string(captions[rng.below(captions.count)])
-            batch.append(StoredObject(className: "WallImage", objectId: id, createdAt: at, updatedAt: at, fields: fields,
-                                      acl: ACL(entries: ["*": .init(read: true, write: false), userIds[owner]: .init(read: true, write: true)])))
+            batch.append(WallSchema.demoImage(objectId: id, createdAt: at, photo: photos[i % photos.count], ownerId: userIds[owner],
+                                              ownerWallId: people[owner].fbId, caption: captions[rng.below(captions.count)]))
             for c in 0..<perImage {
                 let who = rng.below(people.count)
                 let cat = ParseDate(millisecondsSince1970: at.millisecondsSince1970 + Int64(c + 1) * 60_000)
-                comments.append(StoredObject(className: "WallImageComment", objectId: ParseIdentifier.alphanumeric(10), createdAt: cat, updatedAt: cat, fields: [
-                    "comment": .string(["Nice!", "Love it", "Where is this?", "Beautiful", "😍"][rng.below(5)]),
-                    "user": ["__type": "Pointer", "className": "_User", "objectId": .string(userIds[who])],
-                    "userFBId": .string(people[who].fbId), "imageObjectId": .string(id), "imageUserFBId": .string(people[owner].fbId),
-                ], acl: ACL(entries: ["*": .init(read: true, write: false), userIds[who]: .init(read: true, write: true)])))
+                comments.append(WallSchema.demoComment(objectId: ParseIdentifier.alphanumeric(10), createdAt: cat,
+                                                       text: ["Nice!", "Love it", "Where is this?", "Beautiful", "😍"][rng.below(5)],
+                                                       authorId: userIds[who], authorWallId: people[who].fbId,
+                                                       imageId: id, imageOwnerWallId: people[owner].fbId))
             }
             if batch.count == 50_000 { try db.bulkInsert(batch); batch.removeAll(keepingCapacity: true) }
             if comments.count >= 50_000 { try db.bulkInsert(comments); comments.removeAll(keepingCapacity: true) }

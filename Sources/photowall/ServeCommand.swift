@@ -6,6 +6,7 @@ import PhotoWallREST
 import PhotoWallS3
 import PhotoWallServices
 import PhotoWallStorage
+import PhotoWallWall
 import PhotoWallWeb
 #if canImport(Glibc)
 import Glibc
@@ -72,13 +73,13 @@ enum ServeCommand {
                                            of the same upload (PHOTOWALL_UPLOAD_STALL_TIMEOUT; default 5)
 
         Photos and the wall:
-          --thumbnail-size N     longest edge of WallImage.thumbnail in pixels (PHOTOWALL_THUMBNAIL_SIZE; default 256)
-          --display-size N       longest edge of WallImage.display in pixels (PHOTOWALL_DISPLAY_SIZE; default 1080)
+          --thumbnail-size N     longest edge of \(WallSchema.imageClass).thumbnail in pixels (PHOTOWALL_THUMBNAIL_SIZE; default 256)
+          --display-size N       longest edge of \(WallSchema.imageClass).display in pixels (PHOTOWALL_DISPLAY_SIZE; default 1080)
           --wall-visibility V    friends: images and comments seen by the owner and the owner's friends (default);
                                  public: by everyone (PHOTOWALL_WALL_VISIBILITY)
           --feed-threshold N     authors (friends + 1) up to which the feed probes per author; above it, it scans by
                                  time (PHOTOWALL_FEED_THRESHOLD; default 300 on SQLite; on PostgreSQL
-                                 √(0.045 × WallImage rows), about 210 at 1M and 670 at 10M: the measured crossovers)
+                                 √(0.045 × \(WallSchema.imageClass) rows), about 210 at 1M and 670 at 10M: the measured crossovers)
           --web-root DIR         serve the browser wall at / from DIR instead of the shipped files (PHOTOWALL_WEB_ROOT)
 
         Facebook login:
@@ -166,17 +167,9 @@ enum ServeCommand {
         if mkdir(dataDir, 0o755) != 0 && errno != EEXIST {
             throw UsageError(description: "cannot create data directory \(dataDir): \(String(cString: strerror(errno)))")
         }
-        let database: any DatabaseAdapter & FriendGraphStore
-        if let url = o.value("database", env: ["PARSE_SERVER_DATABASE_URI"]), !url.isEmpty {
-            guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
-                throw UsageError(description: "unsupported --database '\(url.prefix(while: { $0 != ":" }))': use postgres://USER@HOST:PORT/DB")
-            }
-            database = try PostgresAdapter(url: url, logger: logger)
-        } else {
-            database = try SQLiteAdapter(path: dataDir + "/photowall.sqlite", logger: logger)
-        }
+        let database = try DatabaseOpener.open(url: o.value("database", env: ["PARSE_SERVER_DATABASE_URI"]), dataDir: dataDir, logger: logger)
         let store = try makeFileStore(o, dataDir: dataDir)
-        try Bootstrap.createClasses(database)
+        try WallSchema.createClasses(database)
 
         let stall = o.value("upload-stall-timeout", env: ["PHOTOWALL_UPLOAD_STALL_TIMEOUT"]) ?? "5"
         guard let stallSeconds = Double(stall), stallSeconds > 0 else { throw UsageError(description: "bad --upload-stall-timeout '\(stall)'") }
@@ -192,7 +185,7 @@ enum ServeCommand {
         let shownHost = host == "0.0.0.0" ? "127.0.0.1" : host
         config.publicServerURL = publicURLOption ?? "http://\(shownHost):\(boundPort)\(config.mountPath)"
 
-        let files = FileService(database: database, store: store, config: config)
+        let files = FileService(records: database, objects: database, store: store, config: config)
         var sizes = ThumbnailService.Sizes()
         if let t = o.value("thumbnail-size", env: ["PHOTOWALL_THUMBNAIL_SIZE"]) {
             guard let n = Int(t), (16...4096).contains(n) else { throw UsageError(description: "bad --thumbnail-size '\(t)' (16–4096)") }
@@ -202,7 +195,6 @@ enum ServeCommand {
             guard let n = Int(d), (16...8192).contains(n) else { throw UsageError(description: "bad --display-size '\(d)' (16–8192)") }
             sizes.display = n
         }
-        let thumbnails = ThumbnailService(files: files, sizes: sizes, logger: logger)
         var providers: [String: any IdentityProvider] = [:]
         var facebook: FacebookGraphProvider?
         if let graph = o.value("facebook-url", env: ["PHOTOWALL_FACEBOOK_URL"]) {
@@ -221,19 +213,6 @@ enum ServeCommand {
         guard let visibility = WallRules.Visibility(rawValue: visibilityText) else {
             throw UsageError(description: "bad --wall-visibility '\(visibilityText)' (friends or public)")
         }
-        let friends = FriendService(graph: database, providers: providers, ttlSeconds: friendTTL, logger: logger)
-        let wall = WallRules(database: database, friends: friends, visibility: visibility)
-        let objects = ObjectService(database: database, config: config, beforeSave: [
-            "WallImage": chainHooks([wall.hook, thumbnails.hook]),
-            "WallImageComment": wall.hook,
-        ])
-        let fileAccess = FileAccess(masterKey: config.masterKey, database: database, wall: wall)
-        objects.setRules(ObjectService.Rules(readScopes: wall.readScopes, deleteGrants: wall.deleteGrants,
-                                             renderHooks: ["WallImage": { fileAccess.signWallFiles(&$0) }],
-                                             restrictedViews: wall.restrictedViews,
-                                             writeRules: wall.writeRules.merging(["_User": .user]) { a, _ in a },
-                                             afterDelete: wall.afterDelete(files: files, logger: logger)))
-        let users = try UserService(objects: objects, providers: providers, friends: friends, logger: logger)
         // Crossovers: PostgreSQL ~700 (social-and-uploads.md §5.4); SQLite ~300 with the covering feed table
         // (measured with scripts/bench_feed.py: at 500 friends the time walk is 2x faster than 501 probes).
         var threshold: Int? = database is PostgresAdapter ? nil : 300  // PostgreSQL: from its statistics
@@ -241,24 +220,28 @@ enum ServeCommand {
             guard let n = Int(t), n >= 0 else { throw UsageError(description: "bad --feed-threshold '\(t)'") }
             threshold = n
         }
-        let feedStore: any FeedStore = (database as? any FeedStore) ?? GenericFeedStore(database: database, friends: database)
-        let feed = FeedService(store: feedStore, objects: objects, wall: wall, fileAccess: fileAccess, perAuthorThreshold: threshold)
+        // The photo wall, installed in the object service with one call (its rules, hooks, feed and file access).
+        let wall = Wall(database: database, fileRecords: database, feedStore: database, friendGraph: database, providers: providers, files: files,
+                        masterKey: config.masterKey,
+                        options: Wall.Options(visibility: visibility, thumbnailSizes: sizes, feedThreshold: threshold,
+                                              friendSyncTTLSeconds: friendTTL),
+                        logger: logger)
+        let objects = ObjectService(store: database, fileRecords: database, config: config, installing: wall)
+        let users = try UserService(objects: objects, providers: providers, logger: logger)
         let expiry = o.value("upload-expiry", env: ["PHOTOWALL_UPLOAD_EXPIRY"]) ?? "86400"
         guard let expirySeconds = Int64(expiry), expirySeconds > 0 else { throw UsageError(description: "bad --upload-expiry '\(expiry)'") }
         let reaper = o.value("upload-reaper-interval", env: ["PHOTOWALL_UPLOAD_REAPER_INTERVAL"]) ?? "60"
         guard let reaperSeconds = Double(reaper), reaperSeconds > 0 else { throw UsageError(description: "bad --upload-reaper-interval '\(reaper)'") }
         let orphanAge = o.value("upload-orphan-age", env: ["PHOTOWALL_UPLOAD_ORPHAN_AGE"]) ?? "86400"
         guard let orphanSeconds = Int64(orphanAge), orphanSeconds > 0 else { throw UsageError(description: "bad --upload-orphan-age '\(orphanAge)'") }
-        let uploads = UploadService(database: database, parts: try Self.uploadParts(for: store, dataDir: dataDir), files: files,
+        let uploads = UploadService(records: database, fileRecords: database, parts: try Self.uploadParts(for: store, dataDir: dataDir), files: files,
                                     config: config, expirySeconds: expirySeconds,
                                     writerStallLimit: writerStallLimit, logger: logger)
-        // Thumbnails of a photo whose save died with the process go with the other leftovers.
-        uploads.startReaper(intervalSeconds: reaperSeconds, orphanAgeSeconds: orphanSeconds, otherSweeps: [{ cutoff in
-            files.removeUnclaimed(before: cutoff, className: "WallImage", fields: FileAccess.wallFileFields, logger: logger)
-        }])
+        // The installed extension's leftovers (the wall: thumbnails of a save that died) go with the uploads'.
+        uploads.startReaper(intervalSeconds: reaperSeconds, orphanAgeSeconds: orphanSeconds, otherSweeps: [objects.sweepLeftovers])
         let api = ParseAPI(config: config, objects: objects, users: users, files: files, uploads: uploads,
-                           fileAccess: fileAccess, functions: ["feed": feed.function],
-                           objectReadsAreLocal: database is SQLiteAdapter, logger: logger)
+                           fileAccess: objects.fileAccess, functions: objects.functions,
+                           objectReadsAreLocal: !(database is PostgresAdapter), logger: logger)
         var apiRouter = Router()
         api.register(on: &apiRouter)
         // With presigned downloads, wall images load from the S3 endpoint: the page must allow it.
@@ -270,7 +253,7 @@ enum ServeCommand {
         Terminal.write("""
             PhotoWall listening on http://\(shownHost):\(boundPort)\(config.mountPath)
               wall:        \(web.map { "http://\(shownHost):\(boundPort)/ (files from \($0.assets.root))" } ?? "off (web files not found: set --web-root)")
-              data:        \(database is SQLiteAdapter ? "\(dataDir)/photowall.sqlite (SQLite)" : "PostgreSQL"), files in \(describe(store, dataDir: dataDir))
+              data:        \(database is PostgresAdapter ? "PostgreSQL" : "\(dataDir)/photowall.sqlite (SQLite)"), files in \(describe(store, dataDir: dataDir))
               app id:      \(config.appId)
               master key:  \(config.masterKey == "photowall-master" ? "photowall-master (development default: set --master-key)" : "(set)")
               upload a file:

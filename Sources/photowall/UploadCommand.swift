@@ -7,16 +7,18 @@ import Synchronization
 import Glibc
 #endif
 
-/// `photowall upload FILE... [--comment TEXT] [--server URL] [--chunk-size SIZE] [--parallel N] [--json]`
+/// `photowall upload FILE... [--comment TEXT] [--server URL] [--chunk-size SIZE] [--parallel N] [--allow-duplicate] [--json]`
 ///
 /// Does what the seed app's `Comms.uploadImage` does, for each file: uploads it (resumable tus
 /// upload, chunked, with progress), saves a `WallImage` {image, user, userFBId} and, with
 /// `--comment`, a `WallImageComment` {comment, user, userFBId, imageObjectId}. An interrupted run
-/// resumes when the same command runs again (state in `UploadResumeState`).
+/// resumes when the same command runs again (state in `UploadResumeState`). A file whose content
+/// (SHA-256) the user already posted, or given twice, is skipped unless `--allow-duplicate`.
 enum UploadCommand {
     static let help = """
         usage: photowall upload FILE... [--comment TEXT] [--server URL] [--app-id ID] [--chunk-size SIZE]
-                                        [--parallel N] [--max-retries N] [--checksum sha256|sha1|none] [--file-only] [--json]
+                                        [--parallel N] [--max-retries N] [--checksum sha256|sha1|none] [--allow-duplicate]
+                                        [--file-only] [--json]
 
           --comment TEXT      also post TEXT as a WallImageComment on each photo
           --server URL        API root (PHOTOWALL_SERVER; default: the logged-in server, else \(ClientTarget.defaultServer))
@@ -26,6 +28,9 @@ enum UploadCommand {
           --max-retries N     failed requests in a row retried, with growing waits, before giving up (default 9:
                               about 45 s); the bytes sent so far stay on the server for the next run
           --checksum ALGO     checksum sent with each chunk (default sha256)
+          --allow-duplicate   post a file even if you already posted the same content (by default it is skipped:
+                              files are compared by SHA-256 with your own photos on the wall, and a file given
+                              twice is posted once)
           --file-only         only upload the files (any type) as Parse files; post nothing to the wall
           --json              one JSON event per line on stdout instead of progress bars
 
@@ -33,13 +38,15 @@ enum UploadCommand {
         first bytes; the original is stored as it is, thumbnails are JPEG or PNG).
         On a terminal each file has a live progress line; a finished file prints its WallImage id (for
         `photowall comment`), and the batch ends with a summary:
-          5 uploaded, 1 refused (too large); 18.1 MiB in 4.2 s
+          5 uploaded, 1 skipped (already posted), 1 refused (too large); 18.1 MiB in 4.2 s
+        A file you already posted is skipped with a line saying which photo has it:
+          photo.jpg: already posted as WallImage Ab12Cd34Ef on 2026-12-01 (--allow-duplicate posts it again)
         A refused file (type, size, unreadable) doesn't stop the others; every refusal is listed at the end.
         While the server is away the retries show ("server unreachable, retrying in 8 s (attempt 3)").
         Run the same command again after an interruption (Ctrl-C, network, server restart) to resume;
         resume state lives in $XDG_CACHE_HOME/photowall/uploads (default ~/.cache/photowall/uploads).
 
-        Exit codes: 0 every file posted; else the first failing file's: 1 failed; 2 not logged in (or the
+        Exit codes: 0 every file posted (or skipped as already posted); else the first failing file's: 1 failed; 2 not logged in (or the
         session expired); 3 unsupported file type; 4 file too large for the server; 5 server unreachable;
         64 usage; 66 file missing or unreadable; 130 interrupted (resumable).
 
@@ -81,7 +88,7 @@ enum UploadCommand {
         let o: Options
         do {
             o = try Options(args, known: ClientTarget.optionNames.union(["comment", "chunk-size", "parallel", "checksum", "max-retries"]),
-                            flags: ["json", "help", "file-only"])
+                            flags: ["json", "help", "file-only", "allow-duplicate"])
         } catch {
             return clientFail("upload", "\(error)", ClientExit.usage)
         }
@@ -142,7 +149,8 @@ enum UploadCommand {
 
         if jobs.isEmpty {
             if json { for r in refusals { jsonError(r) } }
-            return finish(jobs: [], outcomes: [], refusals: refusals, seconds: 0, display: UploadDisplay(mode: json ? .json : .plain, names: []), json: json)
+            return finish(jobs: [], outcomes: [], refusals: refusals, duplicates: [], seconds: 0,
+                          display: UploadDisplay(mode: json ? .json : .plain, names: []), json: json)
         }
 
         // 3. The server: reachable, its size limit, and whether it still accepts the session.
@@ -168,6 +176,17 @@ enum UploadCommand {
         }
         let fbId = me["fbId"]?.stringValue ?? ""
 
+        // 3b. Already posted? Files whose content the user has on the wall, and a file given twice,
+        //     are skipped (unless --allow-duplicate; --file-only posts nothing).
+        var duplicates: [Duplicate] = []
+        if !o.flag("allow-duplicate"), !o.flag("file-only") {
+            do {
+                duplicates = try skipDuplicates(&jobs, server: server)
+            } catch {
+                return fail(ClientFailure(error, server: target.server))
+            }
+        }
+
         // 4. Upload, `parallel` files at a time; Ctrl-C cancels (and leaves everything resumable).
         Interrupt.install()
         refusals.sort { $0.index < $1.index }
@@ -175,12 +194,13 @@ enum UploadCommand {
         let mode: UploadDisplay.Mode = json ? .json : (isatty(1) == 1 ? .bar : .plain)
         let display = UploadDisplay(mode: mode, names: jobs.map { displayName($0.path) })
         if json { for r in refusals { jsonError(r) } }
+        for d in duplicates { display.skipped(name: displayName(d.path), results: d.messages, json: d.event) }
         let context = Context(tus: tus, server: server, serverURL: target.server, userId: userId, userFBId: fbId.isEmpty ? userId : fbId,
                               comment: o.value("comment"), fileOnly: o.flag("file-only"), display: display, json: json)
         let started = ContinuousClock.now
         let outcomes = runParallel(jobs, width: parallel) { job in uploadOne(job, context) }
         let elapsed = UploadDisplay.seconds(ContinuousClock.now - started)
-        return finish(jobs: jobs, outcomes: outcomes, refusals: refusals, seconds: elapsed, display: display, json: json)
+        return finish(jobs: jobs, outcomes: outcomes, refusals: refusals, duplicates: duplicates, seconds: elapsed, display: display, json: json)
     }
 
     /// The `error` event of a file refused before upload (`--json`).
@@ -205,10 +225,12 @@ enum UploadCommand {
         case notStarted
     }
 
-    /// Prints the summary ("5 uploaded, 1 refused (too large); 18.1 MiB in 4.2 s") and every
-    /// refusal and failure on stderr, each with its next step. - Returns: the exit code: 0 when
-    /// every file was posted, 130 after Ctrl-C, else the first failing file's code.
-    static func finish(jobs: [Job], outcomes: [Outcome], refusals: [Refusal], seconds: Double, display: UploadDisplay, json: Bool) -> Int32 {
+    /// Prints the summary ("5 uploaded, 1 skipped (already posted), 1 refused (too large); 18.1 MiB
+    /// in 4.2 s") and every refusal and failure on stderr, each with its next step. - Returns: the
+    /// exit code: 0 when every file was posted or skipped as a duplicate, 130 after Ctrl-C, else the
+    /// first failing file's code.
+    static func finish(jobs: [Job], outcomes: [Outcome], refusals: [Refusal], duplicates: [Duplicate], seconds: Double,
+                       display: UploadDisplay, json: Bool) -> Int32 {
         let interrupted = Interrupt.token.isCancelled
         var uploadedBytes: Int64 = 0, uploaded = 0
         var failures = refusals
@@ -235,11 +257,17 @@ enum UploadCommand {
             return seen.joined(separator: ", ")
         }
         var parts = ["\(uploaded) uploaded"]
+        if !duplicates.isEmpty {
+            let why = [duplicates.contains { $0.posted != nil } ? "already posted" : nil,
+                       duplicates.contains { $0.posted == nil } ? "given twice" : nil].compactMap { $0 }
+            parts.append("\(duplicates.count) skipped (\(why.joined(separator: ", ")))")
+        }
         if !refused.isEmpty { parts.append("\(refused.count) refused (\(reasons(refused)))") }
         if !failed.isEmpty { parts.append("\(failed.count) failed (\(reasons(failed)))") }
         if !skipped.isEmpty { parts.append("\(skipped.count) not finished") }
         let text = parts.joined(separator: ", ") + "; \(UploadDisplay.bytes(uploadedBytes)) in \(UploadDisplay.format(seconds)) s"
-        display.summary(text, json: ["event": "summary", "uploaded": .number(Double(uploaded)), "refused": .number(Double(refused.count)),
+        display.summary(text, json: ["event": "summary", "uploaded": .number(Double(uploaded)), "skipped": .number(Double(duplicates.count)),
+                                     "refused": .number(Double(refused.count)),
                                      "failed": .number(Double(failed.count)), "notFinished": .number(Double(skipped.count)),
                                      "totalBytes": .number(Double(uploadedBytes)), "seconds": .number((seconds * 1000).rounded() / 1000)])
         for r in failures { Terminal.write("photowall upload: \(r.path): \(r.failure.message)\n", to: 2) }
@@ -253,6 +281,71 @@ enum UploadCommand {
         }
         if let first = failures.first { return first.failure.exitCode }
         return skipped.isEmpty ? ClientExit.ok : ClientExit.failure
+    }
+
+    /// A file not uploaded because its content is already on the wall or given earlier in the command.
+    struct Duplicate: Sendable {
+        var path: String
+        /// The user's newest photo with the same content; nil when `sameAs` says why.
+        var posted: PostedPhoto?
+        /// The earlier path on the command line with the same content (it is posted).
+        var sameAs: String?
+
+        /// The file's line, most detailed first, e.g. "already posted as WallImage Ab12Cd34Ef on
+        /// 2026-12-01 (--allow-duplicate posts it again)"; the shorter ones for narrow terminals keep the id.
+        var messages: [String] {
+            if let p = posted {
+                let on = "already posted as WallImage \(p.objectId) on \(p.createdAt.prefix(10))"
+                return [on + " (--allow-duplicate posts it again)", on, "already posted as WallImage \(p.objectId)"]
+            }
+            let name = UploadCommand.displayName(sameAs ?? "")
+            return ["same as \(sameAs ?? "") (posted once)", "same as \(name) (posted once)", "same as \(name)"]
+        }
+
+        /// The `skipped` event (`--json`).
+        var event: [String: JSON] {
+            var e: [String: JSON] = ["event": "skipped", "file": .string(path), "reason": "duplicate", "message": .string(messages[0])]
+            if let p = posted { e["objectId"] = .string(p.objectId); e["createdAt"] = .string(p.createdAt) }
+            if let sameAs { e["sameAs"] = .string(sameAs) }
+            return e
+        }
+    }
+
+    /// Takes out of `jobs` the files whose content (SHA-256) the user already posted (asking the
+    /// server once per 1000 files) and each later copy of a file given twice. A file with resume
+    /// state goes on (it resumes, even when it was posted already); an unreadable one too (its upload
+    /// says why); against a server without the check (older, Parse 141) only copies are skipped.
+    /// - Returns: the skipped files, in command-line order.
+    /// - Throws: what the server's answer fails with (session, network).
+    static func skipDuplicates(_ jobs: inout [Job], server: ParseServer) throws(ClientError) -> [Duplicate] {
+        var digests: [String?] = []
+        var resumed: [Bool] = []
+        for job in jobs {
+            digests.append(try? ParseClient.sha256Hex(ofFile: job.absolutePath))
+            let fresh = UploadResumeState(server: server.baseURL, path: job.absolutePath, size: job.size, mtimeNanoseconds: job.mtimeNanoseconds)
+            resumed.append(UploadResumeState.load(server: server.baseURL, path: job.absolutePath, size: job.size,
+                                                  mtimeNanoseconds: job.mtimeNanoseconds) != fresh)
+        }
+        var ask: [String] = [], asked = Set<String>()
+        for (d, r) in zip(digests, resumed) where !r { if let d, asked.insert(d).inserted { ask.append(d) } }
+        let posted = ask.isEmpty ? [:] : try ParseClient(server: server).postedPhotos(sha256: ask) ?? [:]
+        var firstPath: [String: String] = [:]
+        for (job, (d, r)) in zip(jobs, zip(digests, resumed)) where r { if let d, firstPath[d] == nil { firstPath[d] = job.path } }
+        var kept: [Job] = []
+        var skipped: [Duplicate] = []
+        for (job, (d, r)) in zip(jobs, zip(digests, resumed)) {
+            guard let d, !r else { kept.append(job); continue }
+            if let photo = posted[d] {
+                skipped.append(Duplicate(path: job.path, posted: photo))
+            } else if let first = firstPath[d] {
+                skipped.append(Duplicate(path: job.path, sameAs: first))
+            } else {
+                firstPath[d] = job.path
+                kept.append(job)
+            }
+        }
+        jobs = kept
+        return skipped
     }
 
     /// Failures after which running again resumes where the server's offset is.

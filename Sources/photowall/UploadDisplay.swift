@@ -14,7 +14,7 @@ import Glibc
 /// - `.plain` (stdout is a pipe or file): a progress line per file at most once a second, a line
 ///   per retry, and a result line per file.
 /// - `.json` (`--json`): one JSON object per line (NDJSON) per event: `start`, `created`,
-///   `resumed`, `retry`, `progress`, `uploaded`, `done`, `error`, and `summary` last.
+///   `resumed`, `retry`, `progress`, `uploaded`, `done`, `error`, `skipped`, and `summary` last.
 final class UploadDisplay: Sendable {
     enum Mode: Sendable { case bar, plain, json }
 
@@ -136,6 +136,19 @@ final class UploadDisplay: Sendable {
                                    "exitCode": .number(Double(failure.exitCode)), "message": .string(failure.message)]).text + "\n")
             case .plain: write("\(s.lines[i].name): failed: \(failure.message)\n")
             case .bar: printAbove(&s, Self.fit(name: s.lines[i].name, tails: ["failed: \(failure.message)", "failed: \(short)"], width: columns))
+            }
+        }
+    }
+
+    /// A file not uploaded (`name`, not one of the live lines): the first of `results` (most
+    /// detailed first) that fits beside the name goes on its permanent line (`.plain`: the first;
+    /// `.json`: the `json` event).
+    func skipped(name: String, results: [String], json: [String: JSON]) {
+        state.withLock { s in
+            switch mode {
+            case .json: write(JSON.object(json).text + "\n")
+            case .plain: write("\(name): \(results.first ?? "")\n")
+            case .bar: printAbove(&s, Self.fit(name: name, tails: results, width: columns))
             }
         }
     }

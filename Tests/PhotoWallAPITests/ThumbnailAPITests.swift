@@ -80,6 +80,16 @@ import PhotoWallCrypto
         #expect(try s.storedFileNames().filter { $0.contains("_photo_") }.isEmpty, "no thumbnail file was left behind")
     }
 
+    /// `photowall samples --help` prints the usage and its options and succeeds; no OUTDIR is a usage error.
+    @Test func samplesHelp() throws {
+        let help = try runProcess(TestPaths.binary, ["samples", "--help"])
+        #expect(help.status == 0)
+        #expect(help.output.hasPrefix("usage: photowall samples OUTDIR [--width W] [--height H] [--scenes N]\n"))
+        #expect(help.output.contains("--scenes N "))
+        let bare = try runProcess(TestPaths.binary, ["samples"])
+        #expect(bare.status == 64)
+    }
+
     /// The project's own samples (rendered by `photowall samples`): every EXIF orientation comes out
     /// upright, 1200x800, with a 256x171 thumbnail. Needs no shared corpus.
     @Test func generatedSamplesComeOutUpright() async throws {

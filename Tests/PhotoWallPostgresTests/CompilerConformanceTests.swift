@@ -2,11 +2,13 @@ import Foundation
 import Testing
 import PhotoWallCore
 import PhotoWallPostgres
+import PhotoWallSQLite
 import PhotoWallStorage
+import PhotoWallTesting
 
 /// The same predicates and orders against `SQLiteAdapter` and `PostgresAdapter` on the same rows:
 /// the two query compilers must agree (missing fields, nulls, typed fields, arrays, regex options).
-@Suite(.enabled(if: TestPostgres.adminURL != nil, TestPostgres.skipNote))
+@Suite(.enabled(if: TestPostgres.adminURL != nil, Comment(rawValue: TestPostgres.skipNote)))
 struct CompilerConformanceTests {
     let sqlite: SQLiteAdapter
     let postgres: PostgresAdapter
@@ -19,7 +21,7 @@ struct CompilerConformanceTests {
         let postgres = try PostgresAdapter(url: try TestPostgres.freshDatabase(), maxConnections: 4)
         let fields: [String: FieldType] = ["s": .string, "n": .number, "b": .boolean, "d": .date, "p": .pointer("_User"),
                                            "f": .file, "arr": .array, "o": .object]
-        for db in [sqlite as any DatabaseAdapter, postgres] {
+        for db in [sqlite as any ObjectStore, postgres] {
             try db.ensureClass("X", fields: fields, indexedFields: ["s", "n", "p.objectId"], uniqueFields: [])
             for (i, row) in rows.enumerated() {
                 let t = ParseDate(millisecondsSince1970: 1_700_000_000_000 + Int64(i) * 1000)
@@ -119,7 +121,7 @@ struct CompilerConformanceTests {
         [SortKey(path: "missing", descending: false), SortKey(path: "objectId", descending: true)],
     ]
 
-    func ids(_ db: any DatabaseAdapter, _ q: StoredQuery) throws -> [String] { try db.find(q).map(\.objectId) }
+    func ids(_ db: any ObjectStore, _ q: StoredQuery) throws -> [String] { try db.find(q).map(\.objectId) }
 
     @Test(arguments: 0..<predicates.count)
     func predicateAgrees(_ index: Int) throws {

@@ -266,13 +266,15 @@ import Testing
                 photowall upload: \(big): too large (21.0 MiB; the server accepts at most 20.0 MiB): choose a smaller file
 
                 """)
-            // --json: an error event per refused file, and the summary last.
+            // --json: an error event per refused file, and the summary last (`other` is posted already: skipped).
             let json = try await onThread { try cli.run(["upload", gif, other, "--json"]) }
             #expect(json.code == 3)
             #expect(json.events.first?["event"] as? String == "error" && json.events.first?["file"] as? String == gif)
             #expect(json.events.first?["code"] as? String == "unsupported-type")
+            #expect(json.events.dropFirst().first?["event"] as? String == "skipped" && json.events.dropFirst().first?["file"] as? String == other)
             let summary = try #require(json.events.last)
-            #expect(summary["event"] as? String == "summary" && summary["uploaded"] as? Int == 1 && summary["refused"] as? Int == 1)
+            #expect(summary["event"] as? String == "summary" && summary["uploaded"] as? Int == 0 && summary["skipped"] as? Int == 1
+                    && summary["refused"] as? Int == 1)
         }
     }
 

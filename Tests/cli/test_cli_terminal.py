@@ -5,7 +5,8 @@ line and screen clears) so the test sees what stays on screen.
 Checks: no line is ever wider than the terminal; each finished file keeps a line with its WallImage id
 (the id `photowall comment` needs, checked on the server); the batch ends with a summary; a refused file
 doesn't stop the others; while the server is down the retry notice shows, and the upload finishes once
-it is back.
+it is back; a photo already posted (or given twice) is skipped with a line saying so, `--allow-duplicate`
+posts it again.
 """
 import json
 import os
@@ -261,3 +262,54 @@ def test_giving_up_says_how_to_resume(server, home):
     assert stderr == (f"photowall upload: {photo}: server unreachable at {server.url} (gave up after 3 attempts): "
                       "check that it runs (photowall serve) and run the same command again to resume\n"
                       "photowall upload: run the same command again to resume\n")
+
+
+def wall_images(server):
+    """Every WallImage on the server (master key), oldest first."""
+    return server.request("GET", "/classes/WallImage?order=createdAt&limit=1000", master=True)["results"]
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_a_photo_already_posted_is_skipped_and_a_file_given_twice_is_posted_once(server, home, columns):
+    photo = png(os.path.join(home, "dup.png"), 200_000)
+    first = Terminal(["upload", photo], home, columns)
+    code, stderr = first.finish()
+    assert code == 0, stderr
+    [posted] = wall_images(server)
+
+    # Again, with a new photo given twice: the posted one and the second copy are skipped, the new one posted.
+    fresh = png(os.path.join(home, "fresh.png"), 100_000)
+    copy = os.path.join(home, "copy.png")
+    shutil.copyfile(fresh, copy)
+    t = Terminal(["upload", photo, fresh, copy], home, columns)
+    code, stderr = t.finish()
+    assert code == 0, stderr  # skipping is what was asked for
+    assert stderr == ""
+    assert t.screen.overflow == [], t.screen.overflow
+    lines = [l for l in t.screen.text.splitlines() if l]
+    day = posted["createdAt"][:10]
+    hint = f"dup.png  already posted as WallImage {posted['objectId']} on {day}"
+    # The whole line where it fits; at 80 columns the hint goes, never the id or the date.
+    assert (hint + " (--allow-duplicate posts it again)" if columns == 120 else hint) in lines, lines
+    assert f"copy.png  same as {fresh} (posted once)" in lines, lines
+    assert any(l.startswith("fresh.png  done: WallImage ") for l in lines), lines
+    assert re.fullmatch(r"1 uploaded, 2 skipped \(already posted, given twice\); 97\.\d KiB in \d+\.\d s", lines[-1]), lines[-1]
+    images = wall_images(server)
+    assert [i["objectId"] for i in images][:1] == [posted["objectId"]] and len(images) == 2, images
+
+    # --json: an event per skipped file, and the count in the summary.
+    r = subprocess.run([BINARY, "upload", photo, "--json"], env=environment(home), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    events = [json.loads(l) for l in r.stdout.splitlines()]
+    assert events[0] == {"event": "skipped", "file": photo, "reason": "duplicate", "objectId": posted["objectId"],
+                         "createdAt": posted["createdAt"],
+                         "message": f"already posted as WallImage {posted['objectId']} on {day} (--allow-duplicate posts it again)"}
+    assert events[-1]["event"] == "summary" and events[-1]["skipped"] == 1 and events[-1]["uploaded"] == 0, events[-1]
+    assert len(wall_images(server)) == 2
+
+    # --allow-duplicate posts it again.
+    r = subprocess.run([BINARY, "upload", photo, "--allow-duplicate"], env=environment(home), capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert re.fullmatch(r"1 uploaded; 195\.\d KiB in \d+\.\d s", r.stdout.splitlines()[-1]), r.stdout
+    images = wall_images(server)
+    assert len(images) == 3 and images[-1]["image"]["name"] != posted["image"]["name"], images

@@ -139,18 +139,7 @@ public final class ParseClient {
     }
 
     /// Percent-encodes everything but RFC 3986 unreserved characters.
-    static func percentEncode(_ s: String) -> String {
-        var out = ""
-        for b in s.utf8 {
-            switch b {
-            case 65...90, 97...122, 48...57, 45, 46, 95, 126: out.unicodeScalars.append(Unicode.Scalar(b))
-            default:
-                let hex = Array("0123456789ABCDEF".utf8)
-                out += "%" + String(decoding: [hex[Int(b >> 4)], hex[Int(b & 15)]], as: UTF8.self)
-            }
-        }
-        return out
-    }
+    static func percentEncode(_ s: String) -> String { PhotoWallCore.percentEncode(s, keeping: isUnreservedURIByte) }
 }
 
 @available(*, unavailable)

@@ -1,3 +1,4 @@
+import PhotoWallCore
 import PhotoWallCrypto
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,4 @@
+import PhotoWallCore
 internal import PhotoWallCurl
 /// The tus requests of one upload on one libcurl handle (one keep-alive connection).
 struct TusRequests {

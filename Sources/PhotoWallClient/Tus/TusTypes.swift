@@ -101,29 +101,3 @@ public enum UploadEvent: Sendable {
     /// A request failed; the next try comes after `delaySeconds`. `attempt` counts failures in a row (1-based).
     case retrying(attempt: Int, delaySeconds: Double, error: ClientError)
 }
-
-/// Standard base64 (RFC 4648 §4) for `Upload-Metadata` and `Upload-Checksum`.
-enum Base64 {
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-
-    static func encode(_ bytes: some Collection<UInt8>) -> String {
-        let b = Array(bytes)
-        var out: [UInt8] = []
-        out.reserveCapacity((b.count + 2) / 3 * 4)
-        var i = 0
-        while i + 3 <= b.count {
-            let v = UInt32(b[i]) << 16 | UInt32(b[i + 1]) << 8 | UInt32(b[i + 2])
-            out += [alphabet[Int(v >> 18 & 63)], alphabet[Int(v >> 12 & 63)], alphabet[Int(v >> 6 & 63)], alphabet[Int(v & 63)]]
-            i += 3
-        }
-        let rest = b.count - i
-        if rest == 1 {
-            let v = UInt32(b[i]) << 16
-            out += [alphabet[Int(v >> 18 & 63)], alphabet[Int(v >> 12 & 63)], 61, 61]
-        } else if rest == 2 {
-            let v = UInt32(b[i]) << 16 | UInt32(b[i + 1]) << 8
-            out += [alphabet[Int(v >> 18 & 63)], alphabet[Int(v >> 12 & 63)], alphabet[Int(v >> 6 & 63)], 61]
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-}

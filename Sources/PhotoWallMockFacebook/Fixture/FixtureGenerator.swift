@@ -166,6 +166,6 @@ public struct FixtureGenerator: Sendable {
         default: (c, 0, x)
         }
         let m = l - c / 2
-        return "#" + Encoding.hex([r, g, b].map { UInt8(max(0, min(255, (($0 + m) * 255).rounded()))) })
+        return "#" + [r, g, b].map { UInt8(max(0, min(255, (($0 + m) * 255).rounded()))) }.hexString
     }
 }

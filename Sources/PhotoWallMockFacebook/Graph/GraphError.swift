@@ -25,7 +25,7 @@ struct GraphError: Error, Sendable {
     }
 
     /// 11 base64url characters, like Graph's `fbtrace_id`.
-    static func traceID() -> String { String(Encoding.base64URL(Crypto.randomBytes(9)).prefix(11)) }
+    static func traceID() -> String { String(Base64.urlEncode(Crypto.randomBytes(9)).prefix(11)) }
 
     // MARK: Access tokens (code 190)
 

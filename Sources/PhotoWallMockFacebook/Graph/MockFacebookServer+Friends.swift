@@ -121,10 +121,10 @@ extension MockFacebookServer {
     }
 
     /// Opaque to clients: base64url of `"friend:" + id`.
-    static func encodeCursor(_ id: String) -> String { Encoding.base64URL(Array(("friend:" + id).utf8)) }
+    static func encodeCursor(_ id: String) -> String { Base64.urlEncode(Array(("friend:" + id).utf8)) }
 
     static func decodeCursor(_ cursor: String) -> String? {
-        guard let bytes = Encoding.base64URLDecode(cursor) else { return nil }
+        guard let bytes = Base64.urlDecode(cursor) else { return nil }
         let text = String(decoding: bytes, as: UTF8.self)
         guard text.hasPrefix("friend:") else { return nil }
         let id = String(text.dropFirst(7))

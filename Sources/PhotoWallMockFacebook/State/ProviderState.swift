@@ -1,3 +1,4 @@
+import PhotoWallCore
 import PhotoWallCrypto
 import Synchronization
 
@@ -93,8 +94,8 @@ final class ProviderState: Sendable {
     }
 
     /// `EAA` + 64 base64url characters of CSPRNG output (Facebook user tokens start with `EAA`).
-    static func newToken() -> String { "EAA" + Encoding.base64URL(Crypto.randomBytes(48)) }
+    static func newToken() -> String { "EAA" + Base64.urlEncode(Crypto.randomBytes(48)) }
 
     /// 43 base64url characters of CSPRNG output.
-    static func newCode() -> String { "AQ" + Encoding.base64URL(Crypto.randomBytes(32)) }
+    static func newCode() -> String { "AQ" + Base64.urlEncode(Crypto.randomBytes(32)) }
 }

@@ -1,3 +1,4 @@
+import PhotoWallCore
 /// Draws a profile picture (a light silhouette on the user's colour) and encodes it as PNG.
 ///
 /// The PNG is 8-bit RGB, no interlace, with stored (uncompressed) deflate blocks: about
@@ -35,22 +36,9 @@ enum AvatarPNG {
 
     private static func mix(_ c: UInt8) -> UInt8 { UInt8((Int(c) * 45 + 255 * 55) / 100) }
 
+    /// `#rrggbb` (either case) as red, green, blue; nil for any other text.
     static func rgb(_ hex: String) -> (UInt8, UInt8, UInt8)? {
-        let b = Array(hex.utf8)
-        guard b.count == 7, b[0] == UInt8(ascii: "#") else { return nil }
-        func nibble(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 48...57: return c - 48
-            case 65...70: return c - 55
-            case 97...102: return c - 87
-            default: return nil
-            }
-        }
-        var v: [UInt8] = []
-        for i in stride(from: 1, to: 7, by: 2) {
-            guard let hi = nibble(b[i]), let lo = nibble(b[i + 1]) else { return nil }
-            v.append(hi << 4 | lo)
-        }
+        guard hex.hasPrefix("#"), let v = HexBytes.decode(String(hex.dropFirst())), v.count == 3 else { return nil }
         return (v[0], v[1], v[2])
     }
 

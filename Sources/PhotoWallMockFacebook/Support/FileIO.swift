@@ -1,3 +1,4 @@
+import PhotoWallCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,26 +25,8 @@ enum FileIO {
 
     /// Writes `bytes` to `path` through a temporary file and `rename(2)`, so readers never see half a file.
     static func write(_ bytes: [UInt8], to path: String) throws(FixtureError) {
-        let temporary = path + ".tmp-\(getpid())"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw FixtureError("cannot create \(temporary): \(String(cString: strerror(errno)))") }
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, bytes.count - offset) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                let message = String(cString: strerror(errno))
-                close(fd)
-                unlink(temporary)
-                throw FixtureError("cannot write \(temporary): \(message)")
-            }
-            offset += n
-        }
-        close(fd)
-        guard rename(temporary, path) == 0 else {
-            let message = String(cString: strerror(errno))
-            unlink(temporary)
-            throw FixtureError("cannot rename \(temporary) to \(path): \(message)")
+        do { try AtomicFile.write(bytes, to: path, mode: 0o644) } catch {
+            throw FixtureError("cannot write \(path): \(error)")
         }
     }
 }

@@ -1,4 +1,3 @@
-import Foundation
 import PhotoWallCore
 
 /// The server side of Facebook's authorization-code login (the browser wall's redirect flow).
@@ -29,16 +28,9 @@ extension FacebookGraphProvider {
         guard let appId = appIds.first else {
             throw ParseError(.unsupportedService, "Facebook login needs --facebook-app-id for the code exchange.")
         }
-        var items = [URLQueryItem(name: "client_id", value: appId), URLQueryItem(name: "redirect_uri", value: redirectURI),
-                     URLQueryItem(name: "code", value: code)]
-        if let appSecret { items.append(URLQueryItem(name: "client_secret", value: appSecret)) }
-        guard var c = URLComponents(string: baseURL + "/oauth/access_token") else {
-            throw ParseError(.scriptFailed, "Facebook Graph URL is invalid.")
-        }
-        c.queryItems = items
-        // `+` is literal in URLQueryItem values but a space to form decoders: encode it.
-        c.percentEncodedQuery = c.percentEncodedQuery?.replacingOccurrences(of: "+", with: "%2B")
-        guard let url = c.url?.absoluteString else { throw ParseError(.scriptFailed, "Facebook Graph URL is invalid.") }
+        var items = [("client_id", appId), ("redirect_uri", redirectURI), ("code", code)]
+        if let appSecret { items.append(("client_secret", appSecret)) }
+        let url = baseURL + "/oauth/access_token?" + percentEncodedQuery(items)
         let answer = try fetch(url)
         guard let token = answer["access_token"]?.stringValue, !token.isEmpty else {
             let message = answer["error"]?["message"]?.stringValue ?? "no access token"

@@ -1,14 +1,13 @@
-import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import PhotoWallCore
 import PhotoWallCrypto
+internal import PhotoWallCurl
+import Synchronization
 
 /// Facebook login through the Graph API, validating as parse-server's `facebook.js` does: when app
 /// ids are configured, `GET /app` must name one of them; then `GET /me?fields=id,name` must return
 /// the `authData.id`. Every call carries `appsecret_proof` (hex HMAC-SHA256 of the token keyed by the
-/// app secret) when a secret is configured.
+/// app secret) when a secret is configured. Calls go through libcurl (`PhotoWallCurl`) on the
+/// calling worker thread, on kept-alive connections.
 /// - Source: parse-rest-api.md §6 ("parse-server facebook.js adapter"); social-and-uploads.md §2.8.
 public final class FacebookGraphProvider: IdentityProvider {
     public let name = "facebook"
@@ -16,20 +15,18 @@ public final class FacebookGraphProvider: IdentityProvider {
     public let baseURL: String
     public let appIds: [String]
     public let appSecret: String?
-    /// Per request, in seconds.
+    /// Per request, in seconds: the connect timeout and the longest stall; a whole request may take
+    /// three times as long.
     public let timeoutSeconds: Double
-    let session: URLSession
+    /// Idle libcurl handles (kept-alive connections to Graph), at most `maxIdleHandles`.
+    let idle = Mutex<[GraphHandle]>([])
+    static let maxIdleHandles = 4
 
     public init(baseURL: String, appIds: [String], appSecret: String?, timeoutSeconds: Double = 10) {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
         self.appIds = appIds
         self.appSecret = appSecret
         self.timeoutSeconds = timeoutSeconds
-        let c = URLSessionConfiguration.ephemeral
-        c.timeoutIntervalForRequest = timeoutSeconds
-        c.timeoutIntervalForResource = timeoutSeconds * 3
-        c.urlCache = nil
-        session = URLSession(configuration: c)
     }
 
     static let invalid = ParseError(.objectNotFound, "Facebook auth is invalid for this user.")
@@ -70,44 +67,44 @@ public final class FacebookGraphProvider: IdentityProvider {
     }
 
     func get(_ path: String, token: String, query: [String: String]) throws(ParseError) -> JSON {
-        var items = query.map { URLQueryItem(name: $0.key, value: $0.value) }
-        items.append(URLQueryItem(name: "access_token", value: token))
-        if let appSecret { items.append(URLQueryItem(name: "appsecret_proof", value: Self.appSecretProof(token: token, secret: appSecret))) }
-        guard var c = URLComponents(string: baseURL + path) else { throw ParseError(.scriptFailed, "Facebook Graph URL is invalid.") }
-        c.queryItems = items
-        guard let url = c.url?.absoluteString else { throw ParseError(.scriptFailed, "Facebook Graph URL is invalid.") }
-        return try fetch(url)
+        var items = query.map { ($0.key, $0.value) }
+        items.append(("access_token", token))
+        if let appSecret { items.append(("appsecret_proof", Self.appSecretProof(token: token, secret: appSecret))) }
+        return try fetch(baseURL + path + "?" + percentEncodedQuery(items))
     }
 
     /// One GET, waited for on the calling (worker) thread. Graph errors come back as JSON bodies
-    /// with `error`, which callers treat as a rejection; transport failures are 141.
+    /// with `error` (whatever the status), which callers treat as a rejection.
+    /// - Throws: 141 `Facebook Graph is unreachable: <reason>` for a malformed URL, a connection
+    ///   that can't be made or breaks, or a timeout; 141 when the answer is not JSON.
     func fetch(_ url: String) throws(ParseError) -> JSON {
-        guard let u = URL(string: url) else { throw ParseError(.scriptFailed, "Facebook Graph URL is invalid.") }
-        let box = FetchBox()
-        let done = DispatchSemaphore(value: 0)
-        let task = session.dataTask(with: u) { data, _, error in
-            box.set(data, error)
-            done.signal()
+        let ms = Int(timeoutSeconds * 1000)
+        let timeouts = Timeouts(connectMilliseconds: ms, stallSeconds: max(1, Int(timeoutSeconds.rounded(.up))), totalMilliseconds: ms * 3)
+        let response: HTTPResponse
+        do throws(CurlError) {
+            var handle: GraphHandle
+            if let pooled = idle.withLock({ $0.popLast() }) { handle = pooled } else { handle = GraphHandle(try EasyHandle()) }
+            response = try handle.easy.perform(HTTPRequest(method: "GET", url: url), timeouts: timeouts)
+            idle.withLock { if $0.count < Self.maxIdleHandles { $0.append(handle) } }
+        } catch {
+            // The URL carries the token and proof: keep only libcurl's reason, in the answer and in logs.
+            var reason = error
+            let prefix = "GET \(url): "
+            if reason.message.hasPrefix(prefix) { reason.message = String(reason.message.dropFirst(prefix.count)) }
+            if reason.code == .badURL { throw ParseError(.scriptFailed, "Facebook Graph URL is invalid.", cause: reason) }
+            throw ParseError(.scriptFailed, "Facebook Graph is unreachable: \(reason.message)", cause: reason)
         }
-        task.resume()
-        done.wait()
-        let (data, error) = box.get()
-        if let error {
-            throw ParseError(.scriptFailed, "Facebook Graph is unreachable: \(error.localizedDescription)", cause: error)
-        }
-        guard let data, let json = try? JSON.parse([UInt8](data)) else {
+        guard let json = try? JSON.parse(response.body) else {
             throw ParseError(.scriptFailed, "Facebook Graph answered something that is not JSON.")
         }
         return json
     }
 }
 
-/// Carries a URLSession completion to the waiting thread.
-/// `@unchecked Sendable`: written once in the completion handler before the semaphore is signalled,
-/// read once after the wait; never concurrently.
-final class FetchBox: @unchecked Sendable {
-    private var data: Data?
-    private var error: (any Error)?
-    func set(_ d: Data?, _ e: (any Error)?) { data = d; error = e }
-    func get() -> (Data?, (any Error)?) { (data, error) }
+/// A libcurl handle in `FacebookGraphProvider.idle`.
+/// `@unchecked Sendable`: a handle is used by the one thread that took it out of the Mutex-guarded
+/// pool until it puts it back; the pool never hands one out twice.
+final class GraphHandle: @unchecked Sendable {
+    let easy: EasyHandle
+    init(_ easy: EasyHandle) { self.easy = easy }
 }

@@ -10,12 +10,16 @@ import PhotoWallStorage
 /// until then a failed or aborted upload leaves nothing behind.
 /// - Source: parse-rest-api.md §5; parse-server `FilesController`/`FilesRouter`.
 public final class FileService: Sendable {
-    public let database: any DatabaseAdapter
+    /// File metadata.
+    let records: any FileRecordStore
+    /// Objects, to find those still referencing a file (unclaimed sweep, delete).
+    let objects: any ObjectStore
+    /// The bytes. Public while REST reads `directDownloadURL` through it.
     public let store: any FileStore
     public let config: ServerConfig
 
-    public init(database: any DatabaseAdapter, store: any FileStore, config: ServerConfig) {
-        self.database = database; self.store = store; self.config = config
+    public init(records: any FileRecordStore, objects: any ObjectStore, store: any FileStore, config: ServerConfig) {
+        self.records = records; self.objects = objects; self.store = store; self.config = config
     }
 
     /// The longest client file name accepted, in bytes of UTF-8 (what Linux, macOS and Windows file
@@ -162,7 +166,7 @@ public final class FileService: Sendable {
                                 sha256: upload.digest.finalize().hexString, createdAt: ParseDate.now(),
                                 originalName: upload.originalName, declaredType: mismatch, owner: upload.owner)
         do {
-            try database.insertFile(record)
+            try records.insertFile(record)
         } catch {
             _ = try? store.delete(upload.name)
             throw ParseError(.fileSaveError, "Could not store file: \(upload.name).", cause: error)
@@ -194,7 +198,7 @@ public final class FileService: Sendable {
         let record = FileRecord(name: stored, contentType: contentType, byteCount: Int64(bytes.count),
                                 sha256: Digest.hash(.sha256, bytes).hexString, createdAt: ParseDate.now(), owner: owner, unclaimed: true)
         do {
-            try database.insertFile(record)
+            try records.insertFile(record)
         } catch {
             throw ParseError(.fileSaveError, "Could not store file: \(stored).", cause: error)
         }
@@ -208,7 +212,7 @@ public final class FileService: Sendable {
                 throw failure
             }
         } catch {
-            _ = try? database.deleteFile(named: stored)
+            _ = try? records.deleteFile(named: stored)
             throw error
         }
         return record
@@ -217,7 +221,7 @@ public final class FileService: Sendable {
     /// Marks server-made files as belonging to a stored object (see `storeUnclaimed`). Failures are
     /// logged: the sweep keeps files an object names.
     public func claim(_ names: [String], logger: Logger) {
-        do { try database.claimFiles(named: names) } catch {
+        do { try records.claimFiles(named: names) } catch {
             logger.warning("could not mark files as claimed", ["files": names.joined(separator: ","), "cause": "\(error)"])
         }
     }
@@ -230,20 +234,20 @@ public final class FileService: Sendable {
         var removed = 0
         do throws(ParseError) {
             while true {
-                let names = try database.unclaimedFileNames(before: cutoff, limit: 200)
+                let names = try records.unclaimedFileNames(before: cutoff, limit: 200)
                 if names.isEmpty { break }
                 var named: [String] = []
                 for name in names {
                     let byName: PhotoWallStorage.Predicate = .or(fields.map { .compare("\($0).name", .eq, .string(name)) })
-                    if try !database.find(StoredQuery(className: className, predicate: byName, limit: 1, readers: nil)).isEmpty {
+                    if try !objects.find(StoredQuery(className: className, predicate: byName, limit: 1, readers: nil)).isEmpty {
                         named.append(name)
                         continue
                     }
-                    _ = try database.deleteFile(named: name)
+                    _ = try records.deleteFile(named: name)
                     _ = try? store.delete(name)
                     removed += 1
                 }
-                try database.claimFiles(named: named)
+                try records.claimFiles(named: named)
             }
         } catch {
             logger.warning("unclaimed file sweep failed", ["cause": "\(error)"])
@@ -254,7 +258,7 @@ public final class FileService: Sendable {
 
     /// A stored file's metadata (no byte is touched: on S3, nothing is downloaded), or nil.
     public func record(named name: String) throws(ParseError) -> FileRecord? {
-        try database.file(named: name)
+        try records.file(named: name)
     }
 
     /// Where a stored file's bytes are, for sending them (on S3, fetched into the read cache first), or nil.
@@ -270,14 +274,14 @@ public final class FileService: Sendable {
 
     /// Metadata and location of a stored file, or nil.
     public func lookup(name: String) throws(ParseError) -> (FileRecord, FileLocation)? {
-        guard let record = try database.file(named: name), let location = try store.location(of: name) else { return nil }
+        guard let record = try records.file(named: name), let location = try store.location(of: name) else { return nil }
         return (record, location)
     }
 
     /// Deletes a file (metadata first, so it stops being served at once).
     /// - Throws: 153 `Could not delete file.` when there was no such file or the store failed.
     public func delete(name: String) throws(ParseError) {
-        let hadRecord = try database.deleteFile(named: name)
+        let hadRecord = try records.deleteFile(named: name)
         let hadBytes = (try? store.delete(name)) ?? false
         guard hadRecord || hadBytes else { throw ParseError(.fileDeleteError, "Could not delete file.") }
     }
@@ -293,7 +297,7 @@ public final class FileService: Sendable {
         for name in Set(names).sorted() {
             do throws(ParseError) {
                 let byName: PhotoWallStorage.Predicate = .or(fields.map { .compare("\($0).name", .eq, .string(name)) })
-                let others = try database.find(StoredQuery(className: className, predicate: .and([
+                let others = try objects.find(StoredQuery(className: className, predicate: .and([
                     byName, .compare("objectId", .ne, .string(objectId)),
                 ]), limit: 1, readers: nil))
                 guard others.isEmpty else { continue }

@@ -37,6 +37,9 @@ public struct ClassWriteRules: Sendable {
 
     /// `_User`: identity and verification come from the server (the login/link flow in `UserService`).
     public static let user = ClassWriteRules(serverOwned: ["fbId", "name", "authData", "emailVerified", "sessionToken"])
+
+    /// The system classes' rules, applied by every `ObjectService` before an extension's.
+    public static let defaults: [String: ClassWriteRules] = ["_User": .user]
 }
 
 extension ObjectService {
@@ -80,7 +83,7 @@ extension ObjectService {
             }
             let kept = Set(Self.fileNames(in: original?.fields[key]))
             for name in Self.fileNames(in: value) where !kept.contains(name) {
-                guard let owner = try database.file(named: name)?.owner, owner == auth.userId else {
+                guard let owner = try fileRecords.file(named: name)?.owner, owner == auth.userId else {
                     throw ParseError(.objectNotFound, "File not found: \(name).")
                 }
             }
@@ -110,7 +113,7 @@ extension ObjectService {
     /// - Throws: 119 `Permission denied for action addField on class C.`
     func checkAddField(className: String, fields: [String: JSON], auth: AuthContext) throws(ParseError) {
         guard !auth.isMaster, writeRules(for: className)?.declaredFields != nil else { return }
-        let known = try database.schema(of: className)?.fields ?? [:]
+        let known = try store.schema(of: className)?.fields ?? [:]
         for key in fields.keys where known[key] == nil && !key.hasPrefix("_") {
             throw ParseError(.operationForbidden, "Permission denied for action addField on class \(className).")
         }

@@ -59,7 +59,7 @@ public struct FieldPolicy: Sendable {
 /// in its queries (a `where` or `order` on another field would read it out over the rows the
 /// caller may see). The owner is the one of the class's `FieldPolicy`.
 ///
-/// The wall's private users are this for `_User` (`WallRules.restrictedViews`): like parse-server
+/// The wall's private users are this for `_User` (the wall module's `restrictedView(for:)`): like parse-server
 /// 7's `enforcePrivateUsers`, with the fields the wall needs still visible.
 public struct RestrictedView: Sendable {
     /// The fields shown, e.g. `["objectId", "name", "fbId"]`. `createdAt`, `updatedAt` and `ACL`

@@ -1,37 +1,6 @@
 import PhotoWallCore
 import PhotoWallStorage
 
-/// A hook run on a create or update body before anything is stored (outside any transaction):
-/// it may add fields (in wire form; they override the client's) or refuse the save by throwing.
-/// `undo` is called when the save fails afterwards, so the hook's side effects (e.g. stored
-/// thumbnail files) don't outlive it. `original` is the stored object an update changes (nil on
-/// create); the body has already passed the class's `ClassWriteRules`, so values equal to the
-/// stored ones are gone from it.
-public typealias BeforeSaveHook = @Sendable (_ className: String, _ body: [String: JSON], _ auth: AuthContext, _ original: StoredObject?) throws(ParseError) -> SaveHookOutcome
-
-/// Runs after an object was deleted (the deletion is committed): removes what belongs to it
-/// (e.g. a photo's comments and files). Failures are the hook's to log; the delete stands.
-public typealias AfterDeleteHook = @Sendable (_ object: StoredObject, _ auth: AuthContext) -> Void
-
-public struct SaveHookOutcome: Sendable {
-    public var fields: [String: JSON]
-    public var undo: (@Sendable () -> Void)?
-    /// Called once the save is stored (e.g. removing the files the new values replaced).
-    public var afterSave: (@Sendable () -> Void)?
-    public init(fields: [String: JSON] = [:], undo: (@Sendable () -> Void)? = nil, afterSave: (@Sendable () -> Void)? = nil) {
-        self.fields = fields; self.undo = undo; self.afterSave = afterSave
-    }
-}
-
-/// An extra read restriction for a class, beyond ACLs: a predicate every non-master read of the
-/// class must also satisfy (GET, queries, counts, `include` except through one of the class's
-/// `RestrictedView.revealedThrough` fields). nil means no restriction.
-public typealias ReadScope = @Sendable (_ auth: AuthContext) throws(ParseError) -> Predicate?
-
-/// May `auth` delete `object` although its ACL doesn't let them? (e.g. an image's owner deleting
-/// comments on it).
-public typealias DeleteGrant = @Sendable (_ object: StoredObject, _ auth: AuthContext) throws(ParseError) -> Bool
-
 /// The result of a create: what the REST layer answers with 201.
 public struct CreateResult: Sendable {
     public var objectId: String
@@ -44,59 +13,46 @@ public struct CreateResult: Sendable {
 /// `keys` and `excludeKeys`. `_User` and `_Session` get their special rules from `UserService`.
 ///
 /// Reads (get, find, count, `include` at every depth; batch and `_method` arrive here too) pass
-/// three filters, all here: the ACL, the class's read scope (`Rules.readScopes`, with the
+/// three filters, all here: the ACL, the class's read scope (`ObjectServiceExtension.readScope`, with the
 /// `RestrictedView.revealedThrough` exception for `include`), and the class's `FieldPolicy` and
 /// `RestrictedView` for fields, in results and in the fields a query may name.
 /// - Source: parse-rest-api.md §2 (rows 2–7), §3.
 public final class ObjectService: Sendable {
-    public let database: any DatabaseAdapter
+    /// The objects of every class.
+    let store: any ObjectStore
+    /// File records, to check that a File value a client writes is its own upload.
+    let fileRecords: any FileRecordStore
     public let config: ServerConfig
     public let coding: ValueCoding
     let parser: QueryParser
-    let beforeSave: [String: BeforeSaveHook]
+    /// The app's classes and rules (see `ObjectServiceExtension`), installed at init.
+    let installed: (any ObjectServiceExtension)?
     /// Protected fields per class (`FieldPolicy.defaults`), fixed at init.
     public let fieldPolicies: [String: FieldPolicy]
-    /// Per-class read restrictions, set once at start-up (`setRules`), read on every query.
-    let rules = ReadMostly<Rules>(Rules())
 
-    public struct Rules: Sendable {
-        public var readScopes: [String: ReadScope] = [:]
-        public var deleteGrants: [String: DeleteGrant] = [:]
-        /// Last touches to an object's wire form per class (e.g. signing file URLs).
-        public var renderHooks: [String: @Sendable (inout [String: JSON]) -> Void] = [:]
-        /// What non-owners see of a class's objects, and may query (e.g. private `_User`s).
-        public var restrictedViews: [String: RestrictedView] = [:]
-        /// What clients may write per class (see `ClassWriteRules`).
-        public var writeRules: [String: ClassWriteRules] = [:]
-        /// Clean-up after a delete per class (see `AfterDeleteHook`).
-        public var afterDelete: [String: AfterDeleteHook] = [:]
-        public init(readScopes: [String: ReadScope] = [:], deleteGrants: [String: DeleteGrant] = [:],
-                    renderHooks: [String: @Sendable (inout [String: JSON]) -> Void] = [:],
-                    restrictedViews: [String: RestrictedView] = [:],
-                    writeRules: [String: ClassWriteRules] = [:], afterDelete: [String: AfterDeleteHook] = [:]) {
-            self.readScopes = readScopes; self.deleteGrants = deleteGrants; self.renderHooks = renderHooks
-            self.restrictedViews = restrictedViews; self.writeRules = writeRules; self.afterDelete = afterDelete
-        }
-    }
-
-    public init(database: any DatabaseAdapter, config: ServerConfig, beforeSave: [String: BeforeSaveHook] = [:]) {
-        self.database = database
+    /// - Parameters:
+    ///   - store: the objects; `fileRecords`: file metadata (the ownership check of File values).
+    ///   - installing: the app's extension (its write rules, read filter, save and delete
+    ///     hooks, cloud functions, file access); nil for a plain Parse server.
+    public init(store: any ObjectStore, fileRecords: any FileRecordStore, config: ServerConfig, installing: (any ObjectServiceExtension)? = nil) {
+        self.store = store
+        self.fileRecords = fileRecords
         self.config = config
         self.coding = ValueCoding(config: config)
         self.parser = QueryParser(coding: coding)
-        self.beforeSave = beforeSave
+        self.installed = installing
         self.fieldPolicies = FieldPolicy.defaults
     }
 
-    /// Installs read scopes and delete grants (services that need this object build them, hence after init).
-    public func setRules(_ r: Rules) { rules.write { $0 = r } }
-
-    func writeRules(for className: String) -> ClassWriteRules? { rules.read { $0.writeRules[className] } }
+    /// The system classes' write rules (`ClassWriteRules.defaults`), then the extension's.
+    func writeRules(for className: String) -> ClassWriteRules? {
+        ClassWriteRules.defaults[className] ?? installed?.writeRules(for: className)
+    }
 
     /// The ACL permissions plus the class's read scope for `auth`.
     func readPredicate(_ className: String, _ auth: AuthContext) throws(ParseError) -> Predicate? {
-        guard !auth.isMaster, let scope = rules.read({ $0.readScopes[className] }) else { return nil }
-        return try scope(auth)
+        guard !auth.isMaster, let installed else { return nil }
+        return try installed.readScope(className: className, auth: auth)
     }
 
     /// Whether `auth` owns `object` by its class's `FieldPolicy` (never for classes without one).
@@ -125,7 +81,7 @@ public final class ObjectService: Sendable {
             }
         }
         let whereJSON = options.whereJSON, order = options.order
-        let view = rules.read { $0.restrictedViews[className] }
+        let view = installed?.restrictedView(for: className)
         guard policy != nil || view != nil else { return }
         func refused(_ path: String) -> String? {
             let field = path.split(separator: ".", maxSplits: 1).first.map(String.init) ?? path
@@ -163,12 +119,12 @@ public final class ObjectService: Sendable {
                        writtenBy: AuthContext? = nil) throws(ParseError) -> CreateResult {
         try validateClassName(className)
         if body["objectId"] != nil { throw ParseError(.invalidKeyName, "objectId is an invalid field name.") }
-        if !auth.isMaster, !config.allowClientClassCreation, try database.schema(of: className) == nil {
+        if !auth.isMaster, !config.allowClientClassCreation, try store.schema(of: className) == nil {
             throw ParseError(.operationForbidden, "This user is not allowed to access non-existent class: \(className)")
         }
         let writer = writtenBy ?? auth
         var body = try checkClientWrite(className: className, body: body, original: nil, auth: writer)
-        let outcome = try beforeSave[className]?(className, body, auth, nil)
+        let outcome = try installed?.beforeSave(className: className, body: body, auth: auth, original: nil)
         for (k, v) in outcome?.fields ?? [:] { body[k] = v }
         do {
             let acl = try body["ACL"].map { (j: JSON) throws(ParseError) -> ACL in try ACL(json: j) } ?? defaultACL
@@ -180,9 +136,9 @@ public final class ObjectService: Sendable {
             let now = ParseDate.now()
             let object = StoredObject(className: className, objectId: ParseIdentifier.alphanumeric(10),
                                       createdAt: now, updatedAt: now, fields: fields, acl: acl)
-            try database.insert(object)
+            try store.insert(object)
             outcome?.afterSave?()
-            if let hook = rules.read({ $0.renderHooks[className] }) { hook(&changed) }
+            installed?.render(&changed, className: className)
             return CreateResult(objectId: object.objectId, createdAt: now, changed: changed)
         } catch {
             outcome?.undo?()
@@ -202,13 +158,13 @@ public final class ObjectService: Sendable {
         var predicate = Predicate.compare("objectId", .eq, .string(objectId))
         if let scope = try readPredicate(className, auth) { predicate = .and([predicate, scope]) }
         let q = StoredQuery(className: className, predicate: predicate, limit: 1, readers: auth.permissions)
-        guard let object = try database.find(q).first else { throw ParseError.objectNotFound() }
+        guard let object = try store.find(q).first else { throw ParseError.objectNotFound() }
         return try render([object], options: options, auth: auth)[0]
     }
 
     /// The stored object, unfiltered by ACL (internal use).
     public func fetchStored(className: String, objectId: String) throws(ParseError) -> StoredObject? {
-        try database.find(StoredQuery(className: className, predicate: .compare("objectId", .eq, .string(objectId)),
+        try store.find(StoredQuery(className: className, predicate: .compare("objectId", .eq, .string(objectId)),
                                       limit: 1, readers: nil)).first
     }
 
@@ -234,7 +190,7 @@ public final class ObjectService: Sendable {
             throw ParseError.objectNotFound()
         }
         var body = try checkClientWrite(className: className, body: body, original: original, auth: writer)
-        let outcome = try beforeSave[className]?(className, body, auth, original)
+        let outcome = try installed?.beforeSave(className: className, body: body, auth: auth, original: original)
         for (k, v) in outcome?.fields ?? [:] { body[k] = v }
         var changed: [String: JSON] = [:]
         do {
@@ -243,7 +199,7 @@ public final class ObjectService: Sendable {
             var preview = original.fields
             _ = try ops.apply(body, to: &preview)
             try checkAddField(className: className, fields: preview, auth: writer)
-            let stored = try database.update(className: className, objectId: objectId, writers: auth.permissions) { (object: inout StoredObject) throws(ParseError) in
+            let stored = try store.update(className: className, objectId: objectId, writers: auth.permissions) { (object: inout StoredObject) throws(ParseError) in
                 changed = try ops.apply(body, to: &object.fields)
                 for (k, v) in internalFields { object.fields[k] = v }
                 if let newACL { object.acl = newACL }
@@ -251,7 +207,7 @@ public final class ObjectService: Sendable {
             }
             outcome?.afterSave?()
             for (k, v) in outcome?.fields ?? [:] { changed[k] = v }
-            if let hook = rules.read({ $0.renderHooks[className] }) { hook(&changed) }
+            installed?.render(&changed, className: className)
             return (stored.updatedAt, changed)
         } catch {
             outcome?.undo?()
@@ -261,22 +217,22 @@ public final class ObjectService: Sendable {
 
     // MARK: delete
 
-    /// Deletes an object, then runs the class's `AfterDeleteHook` (e.g. a photo's comments and files go too).
+    /// Deletes an object, then runs the extension's `afterDelete` (e.g. a photo's comments and files go too).
     /// - Throws: 101 when missing or not writable.
     public func delete(className: String, objectId: String, auth: AuthContext) throws(ParseError) {
         try validateClassName(className)
         let object = try fetchStored(className: className, objectId: objectId)
-        if !auth.isMaster, let grant = rules.read({ $0.deleteGrants[className] }), let object, try grant(object, auth) {
-            try database.delete(className: className, objectId: objectId, writers: nil)
+        if !auth.isMaster, let installed, let object, try installed.mayDelete(object, auth: auth) {
+            try store.delete(className: className, objectId: objectId, writers: nil)
         } else {
-            try database.delete(className: className, objectId: objectId, writers: auth.permissions)
+            try store.delete(className: className, objectId: objectId, writers: auth.permissions)
         }
         if let object { afterDeleted(object, auth: auth) }
     }
 
-    /// Runs the class's `AfterDeleteHook` for a deleted object (for services that delete objects themselves).
+    /// Runs the extension's `afterDelete` for a deleted object (for services that delete objects themselves).
     public func afterDeleted(_ object: StoredObject, auth: AuthContext) {
-        if let hook = rules.read({ $0.afterDelete[object.className] }) { hook(object, auth) }
+        installed?.afterDelete(object, auth: auth)
     }
 
     // MARK: find
@@ -296,12 +252,12 @@ public final class ObjectService: Sendable {
         let query = StoredQuery(className: className, predicate: predicate, order: options.order,
                                 limit: limit, skip: options.skip, readers: auth.permissions)
         if limit > 0 {
-            let objects = try database.find(query)
+            let objects = try store.find(query)
             out["results"] = .array(try render(objects, options: options, auth: auth).map { .object($0) })
         } else {
             out["results"] = .array([])
         }
-        if options.count { out["count"] = .number(Double(try database.count(query))) }
+        if options.count { out["count"] = .number(Double(try store.count(query))) }
         return .object(out)
     }
 
@@ -327,7 +283,7 @@ public final class ObjectService: Sendable {
 
     /// The object as `auth` may see it: without `_` columns; without its class's `FieldPolicy`
     /// fields unless the master key asks (or the owner, for owner-only ones); only its
-    /// `RestrictedView` fields for anyone but the owner and the master key. Then the class's render hook.
+    /// `RestrictedView` fields for anyone but the owner and the master key. Then the extension's `render`.
     public func wireObject(_ o: StoredObject, auth: AuthContext) -> [String: JSON] {
         var w = coding.wireObject(o)
         if !auth.isMaster {
@@ -336,11 +292,11 @@ public final class ObjectService: Sendable {
                 for f in policy.masterOnly { w[f] = nil }
                 if !owner { for f in policy.ownerOnly { w[f] = nil } }
             }
-            if !owner, let view = rules.read({ $0.restrictedViews[o.className] }) {
+            if !owner, let view = installed?.restrictedView(for: o.className) {
                 w = w.filter { $0.key == "objectId" || view.fields.contains($0.key) }
             }
         }
-        if let hook = rules.read({ $0.renderHooks[o.className] }) { hook(&w) }
+        installed?.render(&w, className: o.className)
         return w
     }
 
@@ -352,10 +308,10 @@ public final class ObjectService: Sendable {
     public func includedObjects(className: String, ids: Set<String>, via: String, auth: AuthContext) throws(ParseError) -> [String: [String: JSON]] {
         guard ObjectNames.isValidClassName(className), !ids.isEmpty else { return [:] }
         var p = Predicate.inList("objectId", ids.sorted().map { .string($0) }, negated: false)
-        let revealed = rules.read { $0.restrictedViews[className]?.revealedThrough.contains(via) } == true
+        let revealed = installed?.restrictedView(for: className)?.revealedThrough.contains(via) == true
         if !revealed, let scope = try readPredicate(className, auth) { p = .and([p, scope]) }
         var out: [String: [String: JSON]] = [:]
-        for o in try database.find(StoredQuery(className: className, predicate: p, readers: auth.permissions)) {
+        for o in try store.find(StoredQuery(className: className, predicate: p, readers: auth.permissions)) {
             out[o.objectId] = wireObject(o, auth: auth)
         }
         return out

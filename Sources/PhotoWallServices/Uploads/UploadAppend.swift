@@ -177,13 +177,3 @@ public final class UploadAppend: @unchecked Sendable {
         record = u
     }
 }
-
-/// Standard base64 (RFC 4648 §4), as tus uses in `Upload-Metadata` and `Upload-Checksum` (Foundation's codec).
-public enum Base64 {
-    /// - Returns: nil for text that is not base64.
-    public static func decode(_ text: String) -> [UInt8]? {
-        Data(base64Encoded: text, options: .ignoreUnknownCharacters).map { [UInt8]($0) }
-    }
-
-    public static func encode(_ bytes: [UInt8]) -> String { Data(bytes).base64EncodedString() }
-}

@@ -22,7 +22,11 @@ import Glibc
 /// - Source: tus 1.0.0 protocol (Core, Creation, Creation With Upload, Expiration, Checksum,
 ///   Termination); social-and-uploads.md §4.
 public final class UploadService: Sendable {
-    public let database: any DatabaseAdapter
+    /// Upload records and their writer lease. Public while REST reads a record through it for tus
+    /// `OPTIONS`/`HEAD` routing.
+    public let database: any UploadRecordStore
+    /// File records, written when an upload completes.
+    let fileRecords: any FileRecordStore
     public let parts: any UploadPartStore
     public let files: FileService
     public let config: ServerConfig
@@ -40,9 +44,9 @@ public final class UploadService: Sendable {
     public static let masterOwner = "*master*"
     public static let checksumAlgorithms = ["sha1", "sha256"]
 
-    public init(database: any DatabaseAdapter, parts: any UploadPartStore, files: FileService, config: ServerConfig,
-                expirySeconds: Int64 = 86_400, writerStallLimit: Duration = .seconds(5), logger: Logger) {
-        self.database = database; self.parts = parts; self.files = files; self.config = config
+    public init(records: any UploadRecordStore, fileRecords: any FileRecordStore, parts: any UploadPartStore, files: FileService,
+                config: ServerConfig, expirySeconds: Int64 = 86_400, writerStallLimit: Duration = .seconds(5), logger: Logger) {
+        self.database = records; self.fileRecords = fileRecords; self.parts = parts; self.files = files; self.config = config
         self.expirySeconds = expirySeconds; self.writerStallLimit = writerStallLimit; self.logger = logger
         startHeartbeat()
     }
@@ -132,7 +136,7 @@ public final class UploadService: Sendable {
         return try complete(fresh, writer: token)
     }
 
-    /// Takes the database lease (see `DatabaseAdapter.claimUploadWriter`): when it is free or its
+    /// Takes the database lease (see `UploadRecordStore.claimUploadWriter`): when it is free or its
     /// holder showed no progress for `writerStallLimit`, or whoever holds it when `takingOver`.
     func claim(_ id: String, token: String, takingOver: Bool = false) throws(ParseError) -> Bool {
         let now = ParseDate.now()
@@ -161,7 +165,7 @@ public final class UploadService: Sendable {
         var expected: (Digest.Algorithm, [UInt8])?
         if let checksum {
             let parts = checksum.split(separator: " ", maxSplits: 1)
-            guard parts.count == 2, let raw = Base64.decode(String(parts[1])) else { throw UploadError.badRequest("Upload-Checksum must be 'algorithm base64'.") }
+            guard parts.count == 2, let raw = Base64.decode(parts[1], ignoringUnknownCharacters: true) else { throw UploadError.badRequest("Upload-Checksum must be 'algorithm base64'.") }
             switch parts[0] {
             case "sha1": expected = (.sha1, raw)
             case "sha256": expected = (.sha256, raw)
@@ -279,7 +283,7 @@ public final class UploadService: Sendable {
         let type = u.contentType.isEmpty ? (MimeTypes.type(forName: name) ?? "application/octet-stream") : u.contentType
         let mismatch = FileService.declaredMismatch(declared: Self.declaredType(u.metadata), stored: type)
         do {
-            try database.insertFile(FileRecord(name: name, contentType: type, byteCount: u.offset, sha256: digest, createdAt: ParseDate.now(),
+            try fileRecords.insertFile(FileRecord(name: name, contentType: type, byteCount: u.offset, sha256: digest, createdAt: ParseDate.now(),
                                                originalName: u.fileName, declaredType: mismatch,
                                                owner: u.owner == Self.masterOwner ? nil : u.owner))
         } catch {

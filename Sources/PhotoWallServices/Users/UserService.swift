@@ -12,10 +12,9 @@ public final class UserService: Sendable {
     public let objects: ObjectService
     /// Identity providers by `authData` key (`facebook`).
     public let providers: [String: any IdentityProvider]
-    /// Friend lists from the providers; nil disables friend sync.
-    public let friends: FriendService?
     let logger: Logger
-    var database: any DatabaseAdapter { objects.database }
+    /// The object service's store (`_User`, `_Session`), for what the object rules don't cover.
+    var database: any ObjectStore { objects.store }
     var config: ServerConfig { objects.config }
 
     /// `GET /sessions`: the caller's own sessions (every session with the master key), found with `options`.
@@ -29,11 +28,10 @@ public final class UserService: Sendable {
         return try objects.find(className: "_Session", options: options, auth: auth, extraPredicate: extra)
     }
 
-    public init(objects: ObjectService, providers: [String: any IdentityProvider] = [:], friends: FriendService? = nil,
+    public init(objects: ObjectService, providers: [String: any IdentityProvider] = [:],
                 logger: Logger = Logger(label: "users")) throws(ParseError) {
         self.objects = objects
         self.providers = providers
-        self.friends = friends
         self.logger = logger
         try database.ensureClass("_User", fields: ["username": .string, "email": .string, "authData": .object, "fbId": .string, "name": .string],
                                  indexedFields: ["fbId"], uniqueFields: ["username", "email", "authData.facebook.id"])
@@ -242,8 +240,9 @@ public final class UserService: Sendable {
 
     // MARK: friends
 
+    /// Tells the installed extension that a provider confirmed this identity (the wall syncs the friend list).
     func syncFriends(provider: any IdentityProvider, data: [String: JSON], fbId: String) {
-        friends?.sync(provider: provider, authData: data, fbId: fbId)
+        objects.identityConfirmed(provider: provider, authData: data, providerUserId: fbId)
     }
 
     /// `GET|POST /login`. - Returns: the full user plus `sessionToken`.

@@ -1,7 +1,7 @@
 import PhotoWallCore
 
 /// Where file bytes live. Metadata (type, size, digest) lives in the database; the store only
-/// holds bytes under a name. Implementations: `FileSystemStore` (default); S3 follows later.
+/// holds bytes under a name. Implementations: `FileSystemStore` (default) and `S3FileStore` (PhotoWallS3).
 ///
 /// Writing is two-phase so that a partial file is never visible: bytes go to a private
 /// temporary object, and only `commit` makes them appear under `name`.

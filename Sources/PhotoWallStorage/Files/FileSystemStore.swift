@@ -84,9 +84,7 @@ public final class FileSystemStore: FileStore {
         if link(source, target) != 0 && errno != EEXIST {
             throw ParseError(.fileSaveError, "Could not store file: \(name).", cause: POSIXFailure(call: "link", code: errno))
         }
-        let dir = String(target[..<target.lastIndex(of: "/")!])
-        let dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dfd >= 0 { fsync(dfd); close(dfd) }
+        AtomicFile.syncDirectory(of: target)
     }
 
     /// Creates `files/ab/cd` if needed.
@@ -99,30 +97,6 @@ public final class FileSystemStore: FileStore {
             }
         }
     }
-}
-
-/// Writes every byte to `fd`, retrying short writes and `EINTR`.
-/// - Returns: false on an error (`errno` tells which).
-func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
-    guard var p = bytes.baseAddress else { return true }
-    var left = bytes.count
-    while left > 0 {
-        let n = Glibc.write(fd, p, left)
-        if n < 0 {
-            if errno == EINTR { continue }
-            return false
-        }
-        p += n; left -= n
-    }
-    return true
-}
-
-/// An errno from a named call, kept as an error's `cause` for logs.
-public struct POSIXFailure: Error, Sendable, CustomStringConvertible {
-    public var call: String
-    public var code: Int32
-    public init(call: String, code: Int32) { self.call = call; self.code = code }
-    public var description: String { "\(call): \(String(cString: strerror(code)))" }
 }
 
 final class FileSystemWriter: FileWriter {
@@ -152,14 +126,13 @@ final class FileSystemWriter: FileWriter {
 
     func commit() throws(ParseError) {
         guard !done else { throw fail("commit twice") }
-        guard fsync(fd) == 0 else { throw fail("fsync") }
-        close(fd); fd = -1
         try store.ensureShard(name)
-        guard rename(tmpPath, finalPath) == 0 else { throw fail("rename") }
+        let handle = fd
+        fd = -1
+        do { try AtomicFile.publish(handle, temporary: tmpPath, as: finalPath) } catch {
+            throw ParseError(.fileSaveError, "Could not store file: \(name).", cause: error)
+        }
         done = true
-        let dir = String(finalPath[..<finalPath.lastIndex(of: "/")!])
-        let dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dfd >= 0 { fsync(dfd); close(dfd) }
     }
 
     func abort() {

@@ -25,8 +25,7 @@ public final class FileSystemUploadParts: UploadPartStore {
         guard fd >= 0 else { throw ParseError(.fileSaveError, "Could not create the upload.", cause: POSIXFailure(call: "open", code: errno)) }
         fsync(fd)
         close(fd)
-        let dfd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dfd >= 0 { fsync(dfd); close(dfd) }
+        AtomicFile.syncDirectory(of: path(of: id))
         return ""
     }
 

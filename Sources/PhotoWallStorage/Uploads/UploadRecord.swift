@@ -28,7 +28,7 @@ public struct UploadRecord: Sendable, Equatable {
     /// instance can continue it; nil for uploads made before it was kept.
     public var digestState: [UInt8]?
     /// The lease token of the PATCH writing the upload, and when it last showed progress (ms since
-    /// 1970). Read-only here: taken and released with `DatabaseAdapter.claimUploadWriter`/`releaseUploadWriter`.
+    /// 1970). Read-only here: taken and released with `UploadRecordStore.claimUploadWriter`/`releaseUploadWriter`.
     public var writer: String?
     public var writerSeenAt: Int64?
 

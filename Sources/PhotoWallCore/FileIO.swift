@@ -1,0 +1,91 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// An errno from a named call, kept as an error's `cause` for logs (`"rename: No such file or directory"`).
+public struct POSIXFailure: Error, Sendable, CustomStringConvertible {
+    public var call: String
+    public var code: Int32
+    public init(call: String, code: Int32) { self.call = call; self.code = code }
+    public var description: String { "\(call): \(String(cString: strerror(code)))" }
+}
+
+/// Writes every byte to `fd`, retrying short writes and `EINTR` (a pipe, socket or full disk may
+/// take part of a `write(2)`). - Returns: false on an error (`errno` tells which); true for no bytes.
+public func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+    guard var p = bytes.baseAddress else { return true }
+    var left = bytes.count
+    while left > 0 {
+        let n = write(fd, p, left)
+        if n < 0 {
+            if errno == EINTR { continue }
+            return false
+        }
+        p += n; left -= n
+    }
+    return true
+}
+
+/// Writes all of `bytes` at file `offset` with `pwrite(2)`, retrying short writes and `EINTR`; the
+/// descriptor's own offset is left alone. - Returns: false on an error (`errno` tells which).
+public func pwriteAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64) -> Bool {
+    var done = 0
+    while done < bytes.count {
+        let n = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + Int64(done)))
+        if n < 0 {
+            if errno == EINTR { continue }
+            return false
+        }
+        done += n
+    }
+    return true
+}
+
+/// Whole files that appear at their path complete or not at all: the bytes go to a temporary file
+/// in the same directory, which is flushed (`fsync`), renamed over the target (`rename(2)` is
+/// atomic on one filesystem) and then made durable by flushing the directory. A crash leaves the
+/// old file or the new one, never half of one; readers never see a partial file.
+public enum AtomicFile {
+    /// Writes `bytes` to `path` with permission bits exactly `mode` (the umask can't remove any).
+    /// The temporary file is `path + ".tmp-<pid>"`; it is removed on failure.
+    /// - Throws: `POSIXFailure` naming the call that failed (`open`, `write`, `fsync`, `rename`).
+    public static func write(_ bytes: some Collection<UInt8>, to path: String, mode: mode_t = 0o644) throws(POSIXFailure) {
+        let temporary = path + ".tmp-\(getpid())"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw POSIXFailure(call: "open \(temporary)", code: errno) }
+        fchmod(fd, mode)  // umask may have removed bits; never add any beyond `mode`
+        let written = bytes.withContiguousStorageIfAvailable { writeAll(fd, UnsafeRawBufferPointer($0)) }
+            ?? Array(bytes).withUnsafeBytes { writeAll(fd, $0) }
+        guard written else {
+            let code = errno
+            close(fd); unlink(temporary)
+            throw POSIXFailure(call: "write \(temporary)", code: code)
+        }
+        try publish(fd, temporary: temporary, as: path)
+    }
+
+    /// Finishes a file written at `temporary` through `fd`: `fsync`, close, rename to `path`, then
+    /// `fsync` of `path`'s directory. `fd` is closed in every case; `temporary` is removed when the
+    /// rename fails. - Throws: `POSIXFailure` for the `fsync` of the file or the `rename`.
+    public static func publish(_ fd: Int32, temporary: String, as path: String) throws(POSIXFailure) {
+        guard fsync(fd) == 0 else {
+            let code = errno
+            close(fd); unlink(temporary)
+            throw POSIXFailure(call: "fsync \(temporary)", code: code)
+        }
+        close(fd)
+        guard rename(temporary, path) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw POSIXFailure(call: "rename \(temporary) to \(path)", code: code)
+        }
+        syncDirectory(of: path)
+    }
+
+    /// Flushes the directory that holds `path` so a rename or link into it survives a crash (best effort).
+    public static func syncDirectory(of path: String) {
+        let dir = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        let dfd = open(dir.isEmpty ? "/" : dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dfd >= 0 { fsync(dfd); close(dfd) }
+    }
+}

@@ -1,0 +1,177 @@
+import PhotoWallCore
+import PhotoWallSQL
+import PhotoWallStorage
+
+/// Parse objects: one table per class (see `SQLiteAdapter`), the schema in `_SCHEMA`.
+extension SQLiteAdapter: ObjectStore {
+    // MARK: schema
+
+    public func schema(of className: String) throws(ParseError) -> ClassSchema? {
+        schemas.read { $0[className] }
+    }
+
+    public func ensureClass(_ className: String, fields: [String: FieldType], indexedFields: [String],
+                            uniqueFields: [String]) throws(ParseError) {
+        try guarded {
+            try writeTransaction { conn in
+                do {
+                    _ = try self.createTableIfNeeded(conn, className)
+                    var schema = self.schemas.read { $0[className] } ?? ClassSchema(className: className, fields: [:])
+                    for (k, v) in fields where schema.fields[k] == nil { schema.fields[k] = v }
+                    try self.saveSchema(conn, schema)
+                    for f in indexedFields { try self.createIndex(conn, className, field: f, unique: false) }
+                    for f in uniqueFields { try self.createIndex(conn, className, field: f, unique: true) }
+                }
+            }
+        }
+    }
+
+    /// Creates the class table with its built-in indexes. - Returns: whether it was created.
+    func createTableIfNeeded(_ conn: SQLiteConnection, _ className: String) throws -> Bool {
+        if schemas.read({ $0[className] }) != nil { return false }
+        let t = Self.table(className)
+        try conn.execute("""
+            CREATE TABLE IF NOT EXISTS \(t) (objectId TEXT PRIMARY KEY, createdAt INTEGER NOT NULL,
+                updatedAt INTEGER NOT NULL, doc TEXT NOT NULL, acl TEXT, rperm TEXT, wperm TEXT);
+            CREATE INDEX IF NOT EXISTS "i_\(className)_createdAt" ON \(t)(createdAt, objectId);
+            CREATE INDEX IF NOT EXISTS "i_\(className)_updatedAt" ON \(t)(updatedAt);
+            """)
+        try saveSchema(conn, ClassSchema(className: className, fields: [:]))
+        return true
+    }
+
+    /// An expression index on a field. Dotted paths index into objects (`authData.facebook.id`).
+    func createIndex(_ conn: SQLiteConnection, _ className: String, field: String, unique: Bool) throws {
+        let safe = field.replacingOccurrences(of: ".", with: "_")
+        let expr = SQLiteQueryCompiler.jsonPath(field)
+        try conn.execute("""
+            CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS "i_\(className)_\(safe)" ON \(Self.table(className))(\(expr)\(unique ? "" : ", createdAt"));
+            """)
+    }
+
+    func saveSchema(_ conn: SQLiteConnection, _ schema: ClassSchema) throws {
+        var o: [String: JSON] = [:]
+        for (k, v) in schema.fields { o[k] = v.json }
+        try conn.run("INSERT INTO _SCHEMA(className, fields) VALUES(?, ?) ON CONFLICT(className) DO UPDATE SET fields = excluded.fields",
+                     [.text(schema.className), .text(JSON.object(o).text)])
+        schemas.write { $0[schema.className] = schema }
+    }
+
+    /// Type-checks `fields`, creating the class and adding new fields inside the current write transaction.
+    func checkSchema(_ conn: SQLiteConnection, _ className: String, _ fields: [String: JSON]) throws {
+        _ = try createTableIfNeeded(conn, className)
+        var schema = schemas.read { $0[className] } ?? ClassSchema(className: className, fields: [:])
+        let add = try schema.additions(for: fields)
+        if !add.isEmpty {
+            for (k, v) in add { schema.fields[k] = v }
+            try saveSchema(conn, schema)
+        }
+    }
+
+    // MARK: objects
+
+    static func encodeRow(_ o: StoredObject) -> [SQLValue] {
+        let readers = o.acl.map { JSON.array($0.readers.map { .string($0) }).text }
+        let writers = o.acl.map { JSON.array($0.writers.map { .string($0) }).text }
+        return [.text(o.objectId), .integer(o.createdAt.millisecondsSince1970), .integer(o.updatedAt.millisecondsSince1970),
+                .text(JSON.object(o.fields).text), o.acl.map { .text($0.json.text) } ?? .null,
+                readers.map { .text($0) } ?? .null, writers.map { .text($0) } ?? .null]
+    }
+
+    static let columns = "objectId, createdAt, updatedAt, doc, acl"
+
+    static func decodeRow(_ className: String, _ row: [SQLValue]) throws -> StoredObject {
+        let doc = try JSON.parse(row[3].text ?? "{}")
+        var acl: ACL?
+        if let a = row[4].text { acl = try ACL(json: try JSON.parse(a)) }
+        return StoredObject(className: className, objectId: row[0].text ?? "",
+                            createdAt: ParseDate(millisecondsSince1970: row[1].integer ?? 0),
+                            updatedAt: ParseDate(millisecondsSince1970: row[2].integer ?? 0),
+                            fields: doc.objectValue ?? [:], acl: acl)
+    }
+
+    public func insert(_ object: StoredObject) throws(ParseError) {
+        try guarded {
+            try writeTransaction { conn in
+                do {
+                    try self.checkSchema(conn, object.className, object.fields)
+                    try conn.run("INSERT INTO \(Self.table(object.className))(objectId, createdAt, updatedAt, doc, acl, rperm, wperm) VALUES (?,?,?,?,?,?,?)",
+                                 Self.encodeRow(object))
+                    try self.project(conn, object)
+                }
+            }
+        }
+    }
+
+    public func find(_ query: StoredQuery) throws(ParseError) -> [StoredObject] {
+        guard let schema = try schema(of: query.className) else { return [] }
+        let compiled = try SQLiteQueryCompiler(schema: schema).select(query, columns: Self.columns)
+        return try guarded {
+            try db.read { conn in
+                var out: [StoredObject] = []
+                try conn.forEachRow(compiled.sql, compiled.args) { out.append(try Self.decodeRow(query.className, $0)) }
+                return out
+            }
+        }
+    }
+
+    public func count(_ query: StoredQuery) throws(ParseError) -> Int {
+        guard let schema = try schema(of: query.className) else { return 0 }
+        var q = query
+        q.limit = nil; q.skip = 0; q.order = []
+        let compiled = try SQLiteQueryCompiler(schema: schema).select(q, columns: "count(*)")
+        return try guarded {
+            try db.read { conn in Int(try conn.query(compiled.sql, compiled.args).first?.first?.integer ?? 0) }
+        }
+    }
+
+    public func update(className: String, objectId: String, writers: PermissionSet,
+                       _ transform: (inout StoredObject) throws(ParseError) -> Void) throws(ParseError) -> StoredObject {
+        guard try schema(of: className) != nil else { throw ParseError.objectNotFound() }
+        let t = Self.table(className)
+        let (aclSQL, aclArgs) = SQLiteQueryCompiler.permissionFilter(column: "wperm", writers)
+        return try guarded {
+            try writeTransaction { conn in
+                do {
+                    guard let row = try conn.query("SELECT \(Self.columns) FROM \(t) WHERE objectId = ? AND \(aclSQL)",
+                                                   [.text(objectId)] + aclArgs).first else {
+                        throw ParseError.objectNotFound()
+                    }
+                    var object = try Self.decodeRow(className, row)
+                    do { try transform(&object) } catch let e as ParseError { throw e }
+                    try self.checkSchema(conn, className, object.fields)
+                    let values = Self.encodeRow(object)
+                    try conn.run("UPDATE \(t) SET updatedAt = ?, doc = ?, acl = ?, rperm = ?, wperm = ? WHERE objectId = ?",
+                                 [values[2], values[3], values[4], values[5], values[6], .text(objectId)])
+                    try self.project(conn, object)
+                    return object
+                }
+            }
+        }
+    }
+
+    public func delete(className: String, objectId: String, writers: PermissionSet) throws(ParseError) {
+        guard try schema(of: className) != nil else { throw ParseError.objectNotFound() }
+        let (aclSQL, aclArgs) = SQLiteQueryCompiler.permissionFilter(column: "wperm", writers)
+        let changed = try guarded {
+            try writeTransaction { conn in
+                let n = try conn.run("DELETE FROM \(Self.table(className)) WHERE objectId = ? AND \(aclSQL)", [.text(objectId)] + aclArgs)
+                if n > 0 { try self.unproject(conn, className: className, objectId: objectId) }
+                return n
+            }
+        }
+        if changed == 0 { throw ParseError.objectNotFound() }
+    }
+
+    public func deleteAll(className: String, predicate: Predicate) throws(ParseError) -> Int {
+        guard let schema = try schema(of: className) else { return 0 }
+        let compiled = try SQLiteQueryCompiler(schema: schema).whereClause(predicate)
+        return try guarded {
+            try writeTransaction { conn in
+                let n = try conn.run("DELETE FROM \(Self.table(className)) WHERE \(compiled.sql)", compiled.args)
+                if n > 0 { try self.unproject(conn, className: className, objectId: nil) }
+                return n
+            }
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import PhotoWallCore
+import PhotoWallSQL
+import PhotoWallStorage
+import Synchronization
+
+/// The default database: one SQLite file in WAL mode.
+///
+/// Each class is a table `c_<Class>(objectId TEXT PRIMARY KEY, createdAt INTEGER, updatedAt INTEGER,
+/// doc TEXT, acl TEXT, rperm TEXT, wperm TEXT)`: `doc` holds the fields as JSON, times are
+/// milliseconds since 1970, and `rperm`/`wperm` are JSON arrays of ACL entries (NULL = public)
+/// used to filter rows. Hot fields get expression indexes (`json_extract(doc,'$.fbId')`).
+/// `_SCHEMA` keeps each class's field types, `_FILES` file metadata, `_UPLOADS` tus state,
+/// `_FRIENDS`/`_FRIEND_SYNC` the friend graph and `_FEED` the feed projection.
+///
+/// One store per concern, each in its own file: objects (`ObjectStore`), file records, upload
+/// records, the friend graph, the feed (`FeedStore`, for the classes named by `feedProjection`) and
+/// bulk loading. The adapter knows no class of the app.
+public final class SQLiteAdapter: Sendable {
+    let db: SQLiteDatabase
+    let schemas = ReadMostly<[String: ClassSchema]>([:])
+    let logger: Logger
+    /// The classes the feed store projects; nil: none (the feed is empty). Must be the same each
+    /// time a database is opened, since the feed table is kept up to date on writes.
+    public let feedProjection: FeedProjection?
+
+    /// Opens or creates the database file at `path` and runs migrations.
+    /// - Parameter feedProjection: what `FeedStore` serves (nil: nothing).
+    /// - Throws: `ParseError` 1 when the file can't be opened or migrated.
+    public init(path: String, feedProjection: FeedProjection? = nil, logger: Logger = Logger(label: "sqlite")) throws(ParseError) {
+        self.logger = logger
+        self.feedProjection = feedProjection
+        do {
+            db = try SQLiteDatabase(path: path)
+        } catch {
+            throw ParseError(.internalServerError, "Internal server error.", cause: error)
+        }
+        try migrate()
+    }
+
+    /// Replaces the cached schemas with what the database holds.
+    func reloadSchemas(_ conn: SQLiteConnection) throws {
+        var loaded: [String: ClassSchema] = [:]
+        for row in try conn.query("SELECT className, fields FROM _SCHEMA") {
+            guard let name = row[0].text, let text = row[1].text, let json = try? JSON.parse(text) else { continue }
+            var fields: [String: FieldType] = [:]
+            for (k, v) in json.objectValue ?? [:] { fields[k] = FieldType(json: v) }
+            loaded[name] = ClassSchema(className: name, fields: fields)
+        }
+        let snapshot = loaded
+        schemas.write { $0 = snapshot }
+    }
+
+    /// One write transaction. On failure the schema cache is reloaded, so fields added by the
+    /// rolled-back transaction are forgotten.
+    func writeTransaction<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        try db.write { conn in
+            do {
+                return try conn.transaction { try body(conn) }
+            } catch {
+                try? reloadSchemas(conn)
+                throw error
+            }
+        }
+    }
+
+    // MARK: errors at the boundary
+
+    /// Runs `body`, translating SQLite failures into Parse errors (unique index → 137).
+    func guarded<T>(_ body: () throws -> T) throws(ParseError) -> T {
+        do {
+            return try body()
+        } catch let e as ParseError {
+            throw e
+        } catch let e as SQLiteError where e.isUniqueConstraint {
+            throw ParseError(.duplicateValue, "A duplicate value for a field with unique values was provided", cause: e)
+        } catch {
+            throw ParseError(.internalServerError, "Internal server error.", cause: error)
+        }
+    }
+
+    static func table(_ className: String) -> String { "\"c_\(className)\"" }
+}

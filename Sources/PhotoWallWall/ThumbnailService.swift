@@ -1,0 +1,147 @@
+import Foundation
+import PhotoWallCore
+import PhotoWallImaging
+import PhotoWallServices
+import PhotoWallStorage
+
+/// Makes the thumbnails of wall photos: when a `WallImage` is saved with an `image` file
+/// (`Wall.beforeSave` asks on every save of one), a `thumbnail` (256-pixel box) and a `display` image (1080-pixel box) are made from one decode,
+/// stored as Parse files, and set on the object with the photo's upright `width` and `height`.
+///
+/// The decoding runs on a pool of `concurrency` threads (default: one per core), not on the
+/// thread that handles the request, so a burst of uploads can't take every request thread;
+/// saves beyond that wait their turn. A failure refuses the save with a clear Parse error and
+/// deletes any file made for it.
+public final class ThumbnailService: Sendable {
+    public struct Sizes: Sendable {
+        /// Longest edge of `thumbnail`, in pixels.
+        public var thumbnail: Int = 256
+        /// Longest edge of `display`, in pixels.
+        public var display: Int = 1080
+        public init(thumbnail: Int = 256, display: Int = 1080) { self.thumbnail = thumbnail; self.display = display }
+    }
+
+    public let files: FileService
+    public let sizes: Sizes
+    public let options: ThumbnailOptions
+    let pool: OperationQueue
+    let logger: Logger
+
+    public init(files: FileService, sizes: Sizes = Sizes(), options: ThumbnailOptions = ThumbnailOptions(),
+                concurrency: Int = ProcessInfo.processInfo.activeProcessorCount, logger: Logger) {
+        self.files = files; self.sizes = sizes; self.options = options; self.logger = logger
+        pool = OperationQueue()
+        pool.name = "thumbnails"
+        pool.maxConcurrentOperationCount = max(1, concurrency)
+    }
+
+    /// The fields made from `image`, which go when it changes.
+    public static let derivedFileFields = ["thumbnail", "display"]
+
+    /// When `body` sets `image` to a File: the derived fields (`thumbnail`, `display`, `width`,
+    /// `height`) in wire form, owned by the photo's author, an undo that deletes the made files,
+    /// and (on an update) an `afterSave` that deletes the derived files the new ones replace.
+    /// When it deletes `image`, the derived fields and their files go too. A body without `image`
+    /// (the object write path drops an `image` equal to the stored one) does no imaging work.
+    /// - Throws: 111 when the file was sent with an image type its bytes contradict (`FileService.imageTypeMismatch`);
+    ///   111 `Unsupported image type: …` / `Image too large: …` / `Corrupt … image: …` /
+    ///   `Truncated … image: …` (the imaging module's sentences) for input the thumbnailer refuses; 130 when the image file doesn't exist or storing fails.
+    public func thumbnailFields(for body: [String: JSON], original: StoredObject? = nil, auth: AuthContext = .master) throws(ParseError) -> SaveHookOutcome {
+        guard let image = body["image"] else { return SaveHookOutcome() }
+        let replaced = Self.derivedFileFields.compactMap { original?.fields[$0]?["name"]?.stringValue }
+        let objectId = original?.objectId ?? ""
+        let remove: @Sendable () -> Void = { [files, logger] in
+            files.deleteUnreferenced(replaced, className: WallSchema.imageClass, fields: WallSchema.fileFields, excluding: objectId, logger: logger)
+        }
+        let removeReplaced = replaced.isEmpty ? nil : remove
+        if image["__op"]?.stringValue == "Delete" || image.isNull {
+            let delete: JSON = ["__op": "Delete"]
+            return SaveHookOutcome(fields: ["thumbnail": delete, "display": delete, "width": delete, "height": delete],
+                                   afterSave: removeReplaced)
+        }
+        guard image.parseType == "File", let name = image["name"]?.stringValue else {
+            throw ParseError(.incorrectType, "WallImage.image must be a File.")
+        }
+        guard let (record, location) = try files.lookup(name: name) else {
+            throw ParseError(.fileSaveError, "The image file \(name) does not exist.")
+        }
+        // A wall image is what it says it is: a file whose declared type its bytes contradict is refused.
+        if let mismatch = FileService.imageTypeMismatch(record) { throw mismatch }
+        let made = try render(path: location.path, name: name)
+        let base = Self.baseName(name)
+        // The photo's author owns its derived files.
+        let owner = auth.isMaster ? (body["user"] ?? original?.fields["user"])?["objectId"]?.stringValue : auth.userId
+        var stored: [String] = []
+        let undo: @Sendable ([String]) -> Void = { [files] names in for n in names { try? files.delete(name: n) } }
+        do {
+            let display = try files.storeUnclaimed(made.display.bytes, name: "\(base)_display.\(made.display.format.fileExtension)",
+                                          contentType: made.display.mimeType, owner: owner)
+            stored.append(display.name)
+            let thumb = try files.storeUnclaimed(made.thumbnail.bytes, name: "\(base)_thumbnail.\(made.thumbnail.format.fileExtension)",
+                                        contentType: made.thumbnail.mimeType, owner: owner)
+            stored.append(thumb.name)
+            let names = stored
+            let claimAndRemove: @Sendable () -> Void = { [files, logger] in
+                files.claim(names, logger: logger)
+                removeReplaced?()
+            }
+            return SaveHookOutcome(fields: [
+                "thumbnail": ["__type": "File", "name": .string(thumb.name), "url": .string(files.config.fileURL(thumb.name))],
+                "display": ["__type": "File", "name": .string(display.name), "url": .string(files.config.fileURL(display.name))],
+                "width": .number(Double(made.thumbnail.sourceUprightWidth)),
+                "height": .number(Double(made.thumbnail.sourceUprightHeight)),
+            ], undo: { undo(names) }, afterSave: claimAndRemove)
+        } catch {
+            undo(stored)
+            throw error
+        }
+    }
+
+    /// The client's name without the 32-hex prefix and extension, for readable thumbnail names.
+    static func baseName(_ stored: String) -> String {
+        var n = Substring(stored)
+        if n.count > 33, n.dropFirst(32).first == "_" { n = n.dropFirst(33) }
+        if let dot = n.lastIndex(of: "."), dot != n.startIndex { n = n[..<dot] }
+        let safe = n.filter { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == "-") }
+        return safe.isEmpty ? "image" : String(safe.prefix(64))
+    }
+
+    struct Made: Sendable { var display: Thumbnail; var thumbnail: Thumbnail }
+
+    /// Decodes once on the pool and makes both sizes.
+    func render(path: String, name: String) throws(ParseError) -> Made {
+        let result = ResultBox()
+        let sizes = sizes, options = options
+        let done = DispatchSemaphore(value: 0)
+        pool.addOperation {
+            result.set(Result { () throws(ImagingError) -> Made in
+                let t = try Thumbnailer.makeThumbnails(fromFile: path, longestEdges: [sizes.display, sizes.thumbnail], options: options)
+                return Made(display: t[0], thumbnail: t[1])
+            })
+            done.signal()
+        }
+        done.wait()
+        switch result.get()! {
+        case .success(let m): return m
+        case .failure(let e): throw Self.parseError(e, name: name)
+        }
+    }
+
+    static func parseError(_ e: ImagingError, name: String) -> ParseError {
+        switch e.code {
+        // The imaging messages are whole sentences for people already ("Unsupported image type: GIF. …").
+        case .unsupportedType, .tooLarge, .corrupt, .truncated: return ParseError(.incorrectType, e.message, cause: e)
+        case .decoderMemoryExceeded: return ParseError(.incorrectType, "Image is too large to decode: \(e.message)", cause: e)
+        case .readFailed: return ParseError(.fileSaveError, "The image file \(name) could not be read.", cause: e)
+        default: return ParseError(.internalServerError, "Internal server error.", cause: e)
+        }
+    }
+}
+
+/// Hands a result from a pool thread to the waiting caller (ordered by the semaphore).
+final class ResultBox: @unchecked Sendable {
+    // @unchecked Sendable: written once on the pool thread before `done.signal()`, read after `done.wait()`.
+    private var value: Result<ThumbnailService.Made, ImagingError>?
+    func set(_ v: Result<ThumbnailService.Made, ImagingError>) { value = v }
+    func get() -> Result<ThumbnailService.Made, ImagingError>? { value }
+}

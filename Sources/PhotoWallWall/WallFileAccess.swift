@@ -1,0 +1,66 @@
+import PhotoWallCore
+import PhotoWallCrypto
+import PhotoWallServices
+import PhotoWallStorage
+
+/// Who may download a stored file.
+///
+/// Files referenced by a `WallImage` (its `image`, `thumbnail` and `display`) follow the wall's
+/// visibility: they are served to the owner and the owner's friends only. Browsers can't send
+/// session headers for `<img src>`, so the URLs handed to allowed viewers carry a signature:
+/// `?exp=<unix seconds>&sig=<hex>`, HMAC-SHA256 over `name` and `exp` with a key derived from the
+/// master key (stable across restarts and instances). A URL is valid until `exp` (at least
+/// `validitySeconds`, rounded to the hour so URLs stay cacheable). Requests with a session or the
+/// master key are also checked directly. Other files stay public, as in Parse.
+public final class WallFileAccess: FileAccess {
+    let key: [UInt8]
+    let database: any ObjectStore
+    let wall: WallRules
+    public let validitySeconds: Int64
+
+    public init(masterKey: String, database: any ObjectStore, wall: WallRules, validitySeconds: Int64 = 3600) {
+        key = Crypto.hmacSHA256(key: Array(masterKey.utf8), message: Array("photowall file URLs v1".utf8))
+        self.database = database; self.wall = wall; self.validitySeconds = validitySeconds
+    }
+
+    /// `exp` and `sig` for a file name, as a query string (without `?`).
+    public func signature(for name: String, now: ParseDate = .now()) -> String {
+        let seconds = now.millisecondsSince1970 / 1000
+        let exp = (seconds + validitySeconds + 3599) / 3600 * 3600
+        return "exp=\(exp)&sig=\(mac(name, exp))"
+    }
+
+    func mac(_ name: String, _ exp: Int64) -> String {
+        Array(Crypto.hmacSHA256(key: key, message: Array("\(name)\n\(exp)".utf8)).prefix(16)).hexString
+    }
+
+    /// Adds signatures to the wall files of a wire-form `WallImage`, when the wall is friends-only.
+    public func signWallFiles(_ object: inout [String: JSON]) {
+        guard wall.visibility == .friends else { return }
+        for field in WallSchema.fileFields {
+            guard case .object(var f) = object[field], let name = f["name"]?.stringValue, let url = f["url"]?.stringValue else { continue }
+            f["url"] = .string(url + "?" + signature(for: name))
+            object[field] = .object(f)
+        }
+    }
+
+    /// Whether a request may download `name`.
+    /// - Parameters:
+    ///   - query: the request's query parameters (`exp`, `sig`).
+    ///   - auth: credentials from headers, when sent.
+    public func mayDownload(_ name: String, query: [String: String], auth: AuthContext?) throws(ParseError) -> Bool {
+        guard wall.visibility == .friends else { return true }
+        let referencing = try database.find(StoredQuery(
+            className: WallSchema.imageClass,
+            predicate: .or(WallSchema.fileFields.map { .compare("\($0).name", .eq, .string(name)) }),
+            limit: 1, readers: nil)).first
+        guard let image = referencing else { return true }  // not a wall file: public, as in Parse
+        if let exp = query["exp"].flatMap({ Int64($0) }), let sig = query["sig"],
+           exp >= ParseDate.now().millisecondsSince1970 / 1000,
+           Crypto.constantTimeEquals(Array(sig.utf8), Array(mac(name, exp).utf8)) {
+            return true
+        }
+        guard let auth, let owner = image.fields[WallSchema.authorField]?.stringValue else { return false }
+        return try wall.canSee(ownerWallId: owner, auth: auth)
+    }
+}

@@ -1,0 +1,26 @@
+import PhotoWallCore
+import PhotoWallPostgres
+import PhotoWallSQLite
+import PhotoWallStorage
+import PhotoWallWall
+
+/// Every store one database gives, for the one place that opens it (`serve`, `seed-demo`); each
+/// service then gets only the stores it uses.
+typealias Database = ObjectStore & FileRecordStore & UploadRecordStore & FriendGraphStore & FeedStore & BulkLoading
+
+enum DatabaseOpener {
+    /// The wall's feed (`WallSchema.feedProjection`): the adapters know no class names of their own.
+    static let feedProjection = WallSchema.feedProjection
+
+    /// `postgres://…` / `postgresql://…` from `url`, else SQLite at `<dataDir>/photowall.sqlite`.
+    /// - Throws: `UsageError` for another URL scheme; `ParseError` when the database can't be opened.
+    static func open(url: String?, dataDir: String, logger: Logger) throws -> any Database {
+        if let url, !url.isEmpty {
+            guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
+                throw UsageError(description: "unsupported --database '\(url.prefix(while: { $0 != ":" }))': use postgres://USER@HOST:PORT/DB")
+            }
+            return try PostgresAdapter(url: url, feedProjection: feedProjection, logger: logger)
+        }
+        return try SQLiteAdapter(path: dataDir + "/photowall.sqlite", feedProjection: feedProjection, logger: logger)
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import PhotoWallTesting
+import Testing
+import PhotoWallCore
+
+/// `POST /functions/feed` on a live server with Facebook users and their friends from the mock
+/// provider: keyset pages without gaps or duplicates, comment counts, authors. The same function
+/// in process against SQLite: PhotoWallWallTests' FeedTests.
+@Suite(.serialized) struct FeedAPITests {
+    static let env = MockFacebookProcess.withServer(extraArgs: ["--friend-sync-ttl", "1"])
+    var s: ParseTestServer { Self.env.0 }
+    var fb: MockFacebookProcess { Self.env.1 }
+
+    @Test func feedPagesThroughFriendsImagesWithoutGapsOrDuplicates() async throws {
+        let fixture = MockFacebookProcess.fixture
+        let appUsers = Set(MockFacebookProcess.appUsers())
+        let viewer = try #require(MockFacebookProcess.appUsers(minFriends: 2).dropFirst(8).first)
+        let friends = Set((fixture[viewer]?["friends"]?.arrayValue ?? []).compactMap { $0.stringValue }).intersection(appUsers)
+        let (f1, f2) = (friends.sorted()[0], friends.sorted()[1])
+        let stranger = try #require(appUsers.subtracting(friends).subtracting([viewer]).sorted().dropFirst(3).first)
+        var sessions: [String: String] = [:]
+        for u in [viewer, f1, f2, stranger] { sessions[u] = try await fb.logIn(u, on: s).session }
+
+        var mine: [String: String] = [:]  // objectId → author
+        for (author, count) in [(viewer, 3), (f1, 4), (f2, 2), (stranger, 3)] {
+            for i in 0..<count {
+                let r = try await s.request("POST", "/classes/WallImage", json: ["caption": .string("\(author)-\(i)")], key: .session(sessions[author]!))
+                let id = try #require(r.json["objectId"]?.stringValue)
+                if author != stranger { mine[id] = author }
+            }
+        }
+        // Comments on one of the viewer's images: 4, so the feed shows the newest 3, oldest first.
+        let commented = try #require(mine.first { $0.value == viewer }?.key)
+        for (i, who) in [viewer, f1, f2, f1].enumerated() {
+            let r = try await s.request("POST", "/classes/WallImageComment", json: ["comment": .string("c\(i)"), "imageObjectId": .string(commented)],
+                                        key: .session(sessions[who]!))
+            #expect(r.status == 201)
+        }
+
+        // Page through with limit 4, while a friend posts a new image after the first page.
+        var seen: [String] = []
+        var cursor: JSON = .null
+        var pages = 0
+        var lastCreatedAt = "9999"
+        repeat {
+            let r = try await s.request("POST", "/functions/feed", json: ["limit": 4, "cursor": cursor], key: .session(sessions[viewer]!))
+            #expect(r.status == 200, "\(r.text)")
+            let images = try #require(r.json["result"]?["images"]?.arrayValue)
+            for img in images {
+                let id = try #require(img["objectId"]?.stringValue)
+                seen.append(id)
+                let created = img["createdAt"]?.stringValue ?? ""
+                #expect(created <= lastCreatedAt, "newest first")
+                lastCreatedAt = created
+                if id == commented {
+                    #expect(img["commentCount"] == 4)
+                    #expect(img["comments"]?.arrayValue?.map { $0["comment"] } == ["c1", "c2", "c3"])
+                    #expect(img["comments"]?.arrayValue?.last?["user"]?["fbId"]?.stringValue == f1)
+                }
+                if let author = mine[id] {
+                    #expect(img["user"]?["fbId"]?.stringValue == author)
+                    #expect(img["user"]?["name"] == fixture[author]?["name"])
+                }
+            }
+            cursor = r.json["result"]?["nextCursor"] ?? .null
+            pages += 1
+            if pages == 1 {
+                _ = try await s.request("POST", "/classes/WallImage", json: ["caption": "late"], key: .session(sessions[f1]!))
+            }
+        } while !cursor.isNull && pages < 20
+        #expect(seen.count == Set(seen).count, "no duplicates")
+        #expect(Set(seen) == Set(mine.keys), "every image of the viewer and friends, none of the stranger's")
+        #expect(pages == 3)
+
+        // A fresh first page starts with the late image; a stranger's feed doesn't show the viewer's.
+        let fresh = try await s.request("POST", "/functions/feed", json: ["limit": 1], key: .session(sessions[viewer]!))
+        #expect(fresh.json["result"]?["images"]?.arrayValue?.first?["caption"] == "late")
+        let theirs = try await s.request("POST", "/functions/feed", json: ["limit": 100], key: .session(sessions[stranger]!))
+        let theirIds = Set(theirs.json["result"]?["images"]?.arrayValue?.compactMap { $0["objectId"]?.stringValue } ?? [])
+        #expect(theirIds.isDisjoint(with: Set(mine.filter { $0.value == viewer }.map(\.key))), "not the viewer's own images")
+        #expect(try await s.request("POST", "/functions/feed", json: ["cursor": "???"], key: .session(sessions[viewer]!)).json["code"] == 107)
+        #expect(try await s.request("POST", "/functions/feed", json: [:], key: .app).json["code"] == 209)
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import PhotoWallTesting
+import Testing
+import PhotoWallCore
+
+/// The wall's ownership and friends-only visibility for Facebook users, with the friend list
+/// synced from the mock provider at login and after the TTL (1 s here). In process against
+/// SQLite: PhotoWallWallTests' WallRulesTests.
+@Suite(.serialized) struct FriendWallTests {
+    static let env = MockFacebookProcess.withServer(extraArgs: ["--friend-sync-ttl", "1"])
+    var s: ParseTestServer { Self.env.0 }
+    var fb: MockFacebookProcess { Self.env.1 }
+
+    @Test func serverSetsTheWallOwner() async throws {
+        let id = MockFacebookProcess.appUsers()[4]
+        let (uid, session, _) = try await fb.logIn(id, on: s)
+        let made = try await s.request("POST", "/classes/WallImage", json: ["caption": "mine"], key: .session(session))
+        #expect(made.status == 201)
+        #expect(made.json["userFBId"]?.stringValue == id)
+        #expect(made.json["user"] == ["__type": "Pointer", "className": "_User", "objectId": .string(uid)])
+        let forgedFB = try await s.request("POST", "/classes/WallImage", json: ["userFBId": "100000000000001"], key: .session(session))
+        #expect(forgedFB.status == 400)
+        #expect(forgedFB.json["code"] == 119)
+        let forgedUser = try await s.request("POST", "/classes/WallImage", json: [
+            "user": ["__type": "Pointer", "className": "_User", "objectId": "someoneElse"],
+        ], key: .session(session))
+        #expect(forgedUser.json["code"] == 119)
+        let imageId = try #require(made.json["objectId"]?.stringValue)
+        let comment = try await s.request("POST", "/classes/WallImageComment", json: ["comment": "hi", "imageObjectId": .string(imageId)],
+                                          key: .session(session))
+        #expect(comment.status == 201)
+        #expect(comment.json["userFBId"]?.stringValue == id)
+        let orphan = try await s.request("POST", "/classes/WallImageComment", json: ["comment": "hi", "imageObjectId": "nope"], key: .session(session))
+        #expect(orphan.json["code"] == 101)
+        let anonymous = try await s.request("POST", "/classes/WallImage", json: ["caption": "x"], key: .app)
+        #expect(anonymous.json["code"] == 209)
+    }
+
+    @Test func friendsSeeTheWallStrangersDoNot() async throws {
+        let fixture = MockFacebookProcess.fixture
+        let appUsers = Set(MockFacebookProcess.appUsers())
+        // An owner with an app-using friend, and a stranger who is neither.
+        let owner = try #require(MockFacebookProcess.appUsers(minFriends: 2).dropFirst(5).first)
+        let ownerFriends = Set((fixture[owner]?["friends"]?.arrayValue ?? []).compactMap { $0.stringValue })
+        let friend = try #require(ownerFriends.filter { appUsers.contains($0) }.sorted().first)
+        let stranger = try #require(appUsers.subtracting(ownerFriends).subtracting([owner]).sorted().first)
+        let (ownerId, ownerSession, _) = try await fb.logIn(owner, on: s)
+        let friendSession = try await fb.logIn(friend, on: s).session
+        let strangerSession = try await fb.logIn(stranger, on: s).session
+
+        let image = try #require(try await s.request("POST", "/classes/WallImage", json: ["caption": "visible?"], key: .session(ownerSession))
+            .json["objectId"]?.stringValue)
+        let ownerComment = try #require(try await s.request("POST", "/classes/WallImageComment", json: [
+            "comment": "my own", "imageObjectId": .string(image),
+        ], key: .session(ownerSession)).json["objectId"]?.stringValue)
+        let byOwner = enc(["userFBId": .string(owner)])
+
+        // The friend sees the image and its comments, by GET, query and include.
+        #expect(try await s.request("GET", "/classes/WallImage/\(image)", key: .session(friendSession)).status == 200)
+        #expect(try await s.request("GET", "/classes/WallImage?where=\(byOwner)", key: .session(friendSession)).json["results"]?.arrayValue?.count == 1)
+        let friendComment = try await s.request("POST", "/classes/WallImageComment", json: ["comment": "nice", "imageObjectId": .string(image),
+            "image": ["__type": "Pointer", "className": "WallImage", "objectId": .string(image)]], key: .session(friendSession))
+        #expect(friendComment.status == 201)
+        let friendCommentId = try #require(friendComment.json["objectId"]?.stringValue)
+        let withInclude = try await s.request("GET", "/classes/WallImageComment/\(friendCommentId)?include=image", key: .session(friendSession))
+        #expect(withInclude.json["image"]?["caption"] == "visible?")
+
+        // The stranger sees nothing: GET, query, count, include, and can't comment.
+        #expect(try await s.request("GET", "/classes/WallImage/\(image)", key: .session(strangerSession)).json["code"] == 101)
+        #expect(try await s.request("GET", "/classes/WallImage?where=\(byOwner)", key: .session(strangerSession)).json["results"] == [])
+        #expect(try await s.request("GET", "/classes/WallImage?count=1&limit=0&where=\(byOwner)", key: .session(strangerSession)).json["count"] == 0)
+        #expect(try await s.request("GET", "/classes/WallImageComment/\(ownerComment)", key: .session(strangerSession)).json["code"] == 101)
+        let byImage = enc(["imageObjectId": .string(image)])
+        #expect(try await s.request("GET", "/classes/WallImageComment?where=\(byImage)", key: .session(strangerSession)).json["results"] == [])
+        #expect(try await s.request("POST", "/classes/WallImageComment", json: ["comment": "hi", "imageObjectId": .string(image)],
+                                    key: .session(strangerSession)).json["code"] == 101)
+        #expect(try await s.request("GET", "/classes/WallImage?where=\(byOwner)", key: .app).json["results"] == [])
+
+        // Wall files follow the image: signed URLs for those who may see it, nothing for a stranger.
+        let photo = try Data(contentsOf: TestPaths.packageRoot.appendingPathComponent("Samples/photos/landscape_o1.jpg"))
+        let upload = try await s.request("POST", "/files/wall.jpg", body: photo, key: .session(ownerSession), headers: ["Content-Type": "image/jpeg"])
+        let fileName = try #require(upload.json["name"]?.stringValue)
+        let plainURL = "\(s.baseURL)/files/\(s.appId)/\(fileName)"
+        let photoPost = try await s.request("POST", "/classes/WallImage", json: ["image": ["__type": "File", "name": .string(fileName)]],
+                                            key: .session(ownerSession))
+        let photoId = try #require(photoPost.json["objectId"]?.stringValue)
+        let signed = try #require(try await s.request("GET", "/classes/WallImage/\(photoId)", key: .session(friendSession)).json["image"]?["url"]?.stringValue)
+        #expect(signed.hasPrefix(plainURL + "?exp="))
+        #expect(try await s.request("GET", signed, key: .none).body == photo, "a friend's signed URL works without headers")
+        let thumbSigned = try #require(photoPost.json["thumbnail"]?["url"]?.stringValue)
+        #expect(try await s.request("GET", thumbSigned, key: .none).status == 200, "the owner's create response carries signed URLs")
+        #expect(try await s.request("GET", plainURL, key: .none).status == 404, "no signature, no session: not served")
+        #expect(try await s.request("GET", plainURL, key: .session(strangerSession)).status == 404)
+        #expect(try await s.request("GET", plainURL, key: .session(friendSession)).status == 200)
+        let tampered = signed.replacingOccurrences(of: "sig=", with: "sig=0")
+        #expect(try await s.request("GET", tampered, key: .none).status == 404)
+        let expired = signed.replacingOccurrences(of: #"exp=\d+"#, with: "exp=1000", options: .regularExpression)
+        #expect(try await s.request("GET", expired, key: .none).status == 404)
+
+        // Deleting comments: not the stranger; the image's owner may delete the friend's comment.
+        #expect(try await s.request("DELETE", "/classes/WallImageComment/\(friendCommentId)", key: .session(strangerSession)).json["code"] == 101)
+        #expect(try await s.request("PUT", "/classes/WallImageComment/\(friendCommentId)", json: ["comment": "edited"],
+                                    key: .session(ownerSession)).json["code"] == 101, "the owner may delete, not edit, others' comments")
+        #expect(try await s.request("DELETE", "/classes/WallImageComment/\(friendCommentId)", key: .session(ownerSession)).status == 200)
+        _ = ownerId
+
+        // The friendship ends at the provider: after the next sync (TTL 1 s) the friend loses access.
+        try await fb.post("/__control/friendships/\(owner)/\(friend)", method: "DELETE")
+        try await Task.sleep(for: .milliseconds(1200))
+        #expect(try await s.request("GET", "/classes/WallImage/\(image)", key: .session(friendSession)).json["code"] == 101)
+        #expect(try await s.request("GET", "/classes/WallImage/\(image)", key: .session(ownerSession)).status == 200)
+        try await fb.post("/__control/friendships/\(owner)/\(friend)", method: "PUT")
+    }
+}

@@ -1,0 +1,103 @@
+import Testing
+import PhotoWallCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite struct FileIOTests {
+    /// A fresh directory under /tmp, removed with its files by `cleanUp`.
+    static func makeDirectory() throws -> String {
+        var template = Array("/tmp/photowall-core-XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        return try #require(made.map { String(cString: $0) })
+    }
+
+    static func cleanUp(_ dir: String) {
+        for name in entries(dir) { unlink(dir + "/" + name) }
+        rmdir(dir)
+    }
+
+    static func entries(_ dir: String) -> [String] {
+        guard let d = opendir(dir) else { return [] }
+        defer { closedir(d) }
+        var out: [String] = []
+        while let e = readdir(d) {
+            let name = withUnsafeBytes(of: e.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+            if name != "." && name != ".." { out.append(name) }
+        }
+        return out.sorted()
+    }
+
+    static func read(_ path: String) -> [UInt8]? {
+        let fd = open(path, O_RDONLY)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var out: [UInt8] = [], buf = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = buf.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+            if n <= 0 { return out }
+            out += buf[..<n]
+        }
+    }
+
+    @Test func writeAllWritesEveryByteThroughAPipe() async throws {
+        // More than a pipe's 64 KiB buffer: the writer sees short writes while the reader drains.
+        let bytes = (0..<300_000).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        let reader = fds[0], writer = fds[1]
+        let received = Task.detached { () -> [UInt8] in
+            var out: [UInt8] = [], buf = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let n = buf.withUnsafeMutableBytes { Glibc.read(reader, $0.baseAddress, $0.count) }
+                if n <= 0 { return out }
+                out += buf[..<n]
+            }
+        }
+        #expect(bytes.withUnsafeBytes { writeAll(writer, $0) })
+        close(writer)
+        #expect(await received.value == bytes)
+        close(reader)
+        #expect(writeAll(-1, UnsafeRawBufferPointer(start: nil, count: 0)))  // nothing to write: no call made
+        #expect([1, 2].withUnsafeBytes { writeAll(-1, $0) } == false && errno == EBADF)
+    }
+
+    @Test func pwriteAllWritesAtTheOffset() throws {
+        let dir = try Self.makeDirectory()
+        defer { Self.cleanUp(dir) }
+        let fd = open(dir + "/f", O_RDWR | O_CREAT, 0o600)
+        #expect(Array("hello world".utf8).withUnsafeBytes { writeAll(fd, $0) })
+        #expect(Array("W".utf8).withUnsafeBytes { pwriteAll(fd, $0, at: 6) })
+        close(fd)
+        #expect(Self.read(dir + "/f") == Array("hello World".utf8))
+    }
+
+    @Test func atomicWriteReplacesTheFileWithExactModeAndLeavesNoTemporary() throws {
+        let dir = try Self.makeDirectory()
+        defer { Self.cleanUp(dir) }
+        let path = dir + "/settings.json"
+        try AtomicFile.write(Array("first".utf8), to: path, mode: 0o600)
+        let old = umask(0o077)
+        defer { umask(old) }
+        try AtomicFile.write(Array("second, longer".utf8), to: path, mode: 0o644)
+        #expect(Self.read(path) == Array("second, longer".utf8))
+        var st = stat()
+        #expect(stat(path, &st) == 0 && st.st_mode & 0o777 == 0o644)  // the umask removed no bits
+        #expect(Self.entries(dir) == ["settings.json"])
+    }
+
+    @Test func atomicWriteFailureNamesTheCallAndLeavesNothing() throws {
+        let dir = try Self.makeDirectory()
+        defer { Self.cleanUp(dir) }
+        let error = #expect(throws: POSIXFailure.self) { try AtomicFile.write([1], to: dir + "/missing/f") }
+        #expect(error?.code == ENOENT)
+        #expect(error?.call.hasPrefix("open ") == true)
+        // A directory in the way: the rename fails, and the temporary file is removed.
+        #expect(mkdir(dir + "/taken", 0o700) == 0)
+        #expect(mkdir(dir + "/taken/x", 0o700) == 0)
+        let renameError = #expect(throws: POSIXFailure.self) { try AtomicFile.write([1], to: dir + "/taken") }
+        #expect(renameError?.call.hasPrefix("rename ") == true)
+        rmdir(dir + "/taken/x"); rmdir(dir + "/taken")
+        #expect(Self.entries(dir).isEmpty)
+    }
+}

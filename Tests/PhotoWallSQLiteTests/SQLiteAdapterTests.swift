@@ -1,0 +1,85 @@
+import Foundation
+import Testing
+import PhotoWallCore
+import PhotoWallStorage
+import PhotoWallSQL
+import PhotoWallSQLite
+import PhotoWallTesting
+
+/// What only the SQLite adapter does (its index plans and its migrations), on a real database file
+/// in a temporary folder. What every adapter does is in the contract suites of PhotoWallStorageTests.
+@Suite struct SQLiteAdapterTests {
+    let dir: String
+    let db: SQLiteAdapter
+
+    init() throws {
+        dir = NSTemporaryDirectory() + "pw-sqlite-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        db = try SQLiteAdapter(path: dir + "/db.sqlite", feedProjection: Self.projection)
+    }
+
+    static let projection = FeedProjection(imageClass: "WallImage", authorField: "userFBId",
+                                           commentClass: "WallImageComment", commentImageField: "imageObjectId")
+
+    func object(_ cls: String, _ fields: [String: JSON], acl: ACL? = nil, id: String = ParseIdentifier.alphanumeric()) -> StoredObject {
+        let now = ParseDate.now()
+        return StoredObject(className: cls, objectId: id, createdAt: now, updatedAt: now, fields: fields, acl: acl)
+    }
+
+    @Test func usesExpressionIndexForInQueries() throws {
+        try db.ensureClass("WallImage", fields: ["userFBId": .string], indexedFields: ["userFBId"], uniqueFields: [])
+        // EXPLAIN QUERY PLAN through the sqlite3 shell on the same file.
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
+        p.arguments = [dir + "/db.sqlite", "EXPLAIN QUERY PLAN SELECT objectId FROM \"c_WallImage\" WHERE json_extract(doc,'$.userFBId') IN ('a','b') ORDER BY createdAt DESC LIMIT 20"]
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        p.waitUntilExit()
+        let plan = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(plan.contains("i_WallImage_userFBId"), "\(plan)")
+    }
+
+    @Test func uploadColumnsAreAddedToAnOlderDatabase() throws {
+        // A database from before the lease columns (migration 5 and later undone) gains them and the
+        // later columns (the file record's original name, declared type, owner and claim), keeping its rows.
+        let path = dir + "/old.sqlite"
+        let file = FileRecord(name: "abc_x.jpg", contentType: "image/jpeg", byteCount: 3, sha256: "00", createdAt: ParseDate(millisecondsSince1970: 5))
+        do {
+            let current = try SQLiteAdapter(path: path)
+            try current.insertUpload(UploadRecord(id: "0123456789abcdef0123456789abcdef", owner: "u", length: 5, offset: 2, fileName: "a.jpg",
+                                                  contentType: "", metadata: [:], createdAt: .now(), expiresAt: .now()))
+            try current.insertFile(file)
+        }
+        do {
+            let raw = try SQLiteDatabase(path: path)
+            try raw.write { conn in
+                try conn.execute("""
+                    ALTER TABLE _UPLOADS DROP COLUMN partState; ALTER TABLE _UPLOADS DROP COLUMN digestState;
+                    ALTER TABLE _UPLOADS DROP COLUMN writer; ALTER TABLE _UPLOADS DROP COLUMN writerSeenAt;
+                    ALTER TABLE _FILES DROP COLUMN originalName; ALTER TABLE _FILES DROP COLUMN declaredType;
+                    DROP INDEX i_FILES_owner_sha256; DROP INDEX i_FILES_owner; DROP INDEX i_FILES_unclaimed;
+                    ALTER TABLE _FILES DROP COLUMN owner; ALTER TABLE _FILES DROP COLUMN unclaimed;
+                    ALTER TABLE _FEED RENAME COLUMN author TO userFBId; ALTER TABLE _FEED RENAME TO _WALL_FEED;
+                    DROP INDEX i_FEED_author; DROP INDEX i_FEED_time;
+                    CREATE INDEX i_WALL_FEED_author ON _WALL_FEED(userFBId, createdAt, objectId);
+                    CREATE INDEX i_WALL_FEED_time ON _WALL_FEED(createdAt, objectId, userFBId);
+                    ALTER TABLE _FRIENDS RENAME COLUMN userId TO userFBId; ALTER TABLE _FRIENDS RENAME COLUMN friendId TO friendFBId;
+                    ALTER TABLE _FRIEND_SYNC RENAME COLUMN userId TO userFBId;
+                    PRAGMA user_version = 4;
+                    """)
+            }
+        }
+        let db = try SQLiteAdapter(path: path)
+        let u = try #require(try db.upload(id: "0123456789abcdef0123456789abcdef"))
+        #expect(u.offset == 2 && u.partState == "" && u.digestState == nil && u.writer == nil)
+        #expect(try db.file(named: "abc_x.jpg") == file)
+        let named = FileRecord(name: "def_y.jpg", contentType: "image/gif", byteCount: 1, sha256: "01", createdAt: ParseDate(millisecondsSince1970: 6),
+                               originalName: "y (1) 灯泡.jpg", declaredType: "image/jpeg", owner: "u1", unclaimed: true)
+        try db.insertFile(named)
+        #expect(try db.file(named: "def_y.jpg") == named)
+        // The (owner, sha256) index the duplicate check probes came with the migrations.
+        #expect(try db.files(ownedBy: "u1", sha256: ["01", "02"]) == [named])
+        #expect(try db.files(ownedBy: "u2", sha256: ["01"]) == [])
+    }
+}

@@ -1,0 +1,131 @@
+import Testing
+import PhotoWallCore
+import PhotoWallStorage
+
+/// The `FeedStore` contract on every adapter: both strategies give exactly the brute-force answer,
+/// page after page, with the audience given or joined from the friend graph; a capped scan says
+/// so; comments come newest first with counts; the projection follows writes and deletes and
+/// covers only its own class.
+@Suite struct FeedStoreContractTests {
+    @Test(arguments: Backend.allCases)
+    func strategiesAgreeWithBruteForce(_ backend: Backend) throws {
+        let db = try backend.open().db
+        try db.ensureClass("WallImage", fields: ["userFBId": .string], indexedFields: ["userFBId"], uniqueFields: [])
+        var rng = SplitMix64(seed: 42)
+        var all: [(FeedCursor, String)] = []
+        for i in 0..<400 {
+            let author = "a\(rng.next() % 25)"
+            // Many equal timestamps, so ties on createdAt are broken by objectId.
+            let at = ParseDate(millisecondsSince1970: 1_700_000_000_000 + Int64(rng.next() % 60) * 1000)
+            let id = "id" + String(100_000_000 + i).dropFirst()
+            try db.insert(StoredObject(className: "WallImage", objectId: id, createdAt: at, updatedAt: at, fields: ["userFBId": .string(author)], acl: nil))
+            all.append((FeedCursor(createdAt: at.millisecondsSince1970, objectId: id), author))
+        }
+        let audience = ["a1", "a2", "a3", "a7", "a11", "a24"]
+        let expected = all.filter { audience.contains($0.1) }.map(\.0).sorted(by: >)
+        for strategy in [FeedStrategy.perAuthor, .globalScan] {
+            var seen: [FeedCursor] = []
+            var cursor: FeedCursor?
+            while true {
+                let page = try db.feedKeys(authors: audience, viewer: "a1", before: cursor, limit: 7, strategy: strategy, scanLimit: 100_000)
+                #expect(page.scannedToEnd)
+                seen += page.keys
+                guard page.keys.count == 7 else { break }
+                cursor = page.keys.last
+            }
+            #expect(seen == expected, "\(strategy) pages give every row once, in order")
+        }
+        // The same with the audience taken from the friend table in SQL (viewer a1 plus friends).
+        try db.bulkInsertFriendships(audience.dropFirst().map { ("a1", $0) })
+        for strategy in [FeedStrategy.perAuthor, .globalScan] {
+            var seen: [FeedCursor] = []
+            var cursor: FeedCursor?
+            while true {
+                let page = try db.feedKeys(authors: nil, viewer: "a1", before: cursor, limit: 9, strategy: strategy, scanLimit: 100_000)
+                seen += page.keys
+                guard page.keys.count == 9 else { #expect(page.scannedToEnd); break }
+                cursor = page.keys.last
+            }
+            #expect(seen == expected, "\(strategy) with the friend table gives every row once, in order")
+        }
+        let short = try db.feedKeys(authors: nil, viewer: "a1", before: nil, limit: 50, strategy: .globalScan, scanLimit: 30)
+        #expect(!short.scannedToEnd, "a capped walk that didn't fill the page says so")
+        // A scan capped below the page's needs says so, and the keys it found are the newest ones.
+        let capped = try db.feedKeys(authors: ["a24"], viewer: "a24", before: nil, limit: 30, strategy: .globalScan, scanLimit: 20)
+        #expect(!capped.scannedToEnd)
+        #expect(capped.keys == Array(all.filter { $0.1 == "a24" }.map(\.0).sorted(by: >).prefix(capped.keys.count)))
+    }
+
+    @Test(arguments: Backend.allCases)
+    func scanCapReportsAnIncompletePage(_ backend: Backend) throws {
+        let db = try backend.open().db
+        try db.ensureClass("WallImage", fields: ["userFBId": .string], indexedFields: ["userFBId"], uniqueFields: [])
+        // 40 authors; u5 posts every 40th image, so 30 index entries hold fewer than 3 of its posts.
+        try db.bulkInsert((0..<400).map { i in
+            let t = ParseDate(millisecondsSince1970: 1_700_000_000_000 + Int64(i / 2) * 1000)
+            return StoredObject(className: "WallImage", objectId: "img" + String(10_000_000 + i).dropFirst(), createdAt: t, updatedAt: t,
+                                fields: ["userFBId": .string("u\(i % 40)")], acl: nil)
+        })
+        let b = try db.feedKeys(authors: ["u5"], viewer: "u5", before: nil, limit: 3, strategy: .globalScan, scanLimit: 30)
+        #expect(b.keys.count == 0)
+        #expect(!b.scannedToEnd)
+        // Near the end of the table the scan runs out before the cap: complete.
+        let old = FeedCursor(createdAt: 1_700_000_000_000 + 5_000, objectId: "img0000010")
+        let c = try db.feedKeys(authors: ["u5"], viewer: "u5", before: old, limit: 3, strategy: .globalScan, scanLimit: 30)
+        #expect(c.keys.map(\.objectId) == ["img0000005"])
+        #expect(c.scannedToEnd)
+    }
+
+    @Test(arguments: Backend.allCases)
+    func commentsNewestFirstWithCounts(_ backend: Backend) throws {
+        let db = try backend.open().db
+        for i in 0..<5 {
+            let at = ParseDate(millisecondsSince1970: 1_000 + Int64(i))
+            try db.insert(StoredObject(className: "WallImageComment", objectId: "c\(i)", createdAt: at, updatedAt: at,
+                                       fields: ["imageObjectId": "img1", "comment": .string("n\(i)")], acl: nil))
+        }
+        let c = try db.comments(ofImages: ["img1", "img2"], perImage: 3)
+        #expect(c["img1"]?.count == 5)
+        #expect(c["img1"]?.latest.map(\.objectId) == ["c4", "c3", "c2"])
+        #expect(c["img1"]?.latest.first?.fields["comment"] == "n4")
+        #expect(c["img2"]?.count == 0)
+    }
+
+    @Test(arguments: Backend.allCases)
+    func projectionFollowsWritesAndDeletes(_ backend: Backend) throws {
+        let db = try backend.open().db
+        func keys() throws -> [String] {
+            try db.feedKeys(authors: ["a", "b"], viewer: "a", before: nil, limit: 10, strategy: .perAuthor, scanLimit: 100).keys.map(\.objectId)
+        }
+        try db.insert(object("WallImage", ["userFBId": "a"], id: "image00001"))
+        try db.insert(object("WallImage", ["userFBId": "b"], id: "image00002"))
+        try db.insert(object("WallImage", ["userFBId": "c"], id: "image00003"))
+        // Another class with the same author field is not in the feed.
+        try db.insert(object("Other", ["userFBId": "a"], id: "other00001"))
+        #expect(try Set(keys()) == ["image00001", "image00002"])
+        // A changed author moves the image between audiences.
+        _ = try db.update(className: "WallImage", objectId: "image00003", writers: nil) { (o: inout StoredObject) throws(ParseError) in
+            o.fields["userFBId"] = "b"
+        }
+        #expect(try Set(keys()) == ["image00001", "image00002", "image00003"])
+        try db.delete(className: "WallImage", objectId: "image00001", writers: nil)
+        #expect(try Set(keys()) == ["image00002", "image00003"])
+        #expect(try db.deleteAll(className: "WallImage", predicate: .compare("userFBId", .eq, .string("b"))) == 2)
+        #expect(try keys() == [])
+        #expect(try db.feedKeys(authors: ["a", "b"], viewer: "a", before: nil, limit: 10, strategy: .globalScan, scanLimit: 100).keys == [])
+    }
+
+    @Test(arguments: Backend.allCases)
+    func withoutAProjectionTheFeedIsEmpty(_ backend: Backend) throws {
+        let db = try backend.open(feed: nil).db
+        try db.insert(object("WallImage", ["userFBId": "a"]))
+        try db.insert(object("WallImageComment", ["imageObjectId": "x"]))
+        for strategy in [FeedStrategy.perAuthor, .globalScan] {
+            let page = try db.feedKeys(authors: ["a"], viewer: "a", before: nil, limit: 10, strategy: strategy, scanLimit: 100)
+            #expect(page.keys == [] && page.scannedToEnd)
+        }
+        #expect(try db.comments(ofImages: ["x"], perImage: 3).isEmpty)
+        #expect(db.suggestedFeedThreshold() == nil)
+        #expect(try db.count(StoredQuery(className: "WallImage", readers: nil)) == 1, "the objects themselves are stored as any other")
+    }
+}

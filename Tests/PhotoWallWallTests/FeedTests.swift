@@ -1,0 +1,67 @@
+import PhotoWallCore
+import PhotoWallServices
+import PhotoWallStorage
+import PhotoWallWall
+import Testing
+
+/// The `feed` cloud function as the wall installs it in `ObjectService` (the function REST calls),
+/// in process against a real SQLite file: page order, the keyset cursor, comment counts and the
+/// latest comments. FeedAPITests checks it through HTTP.
+@Suite struct FeedTests {
+    /// Ids of `ids`' images newest first, as the feed orders them: by (`createdAt`, `objectId`) descending.
+    func newestFirst(_ ids: [String], _ f: WallFixture) throws -> [String] {
+        let stored = try ids.map { id in try #require(try f.objects.fetchStored(className: WallSchema.imageClass, objectId: id)) }
+        return stored.sorted { ($0.createdAt.millisecondsSince1970, $0.objectId) > ($1.createdAt.millisecondsSince1970, $1.objectId) }
+            .map(\.objectId)
+    }
+
+    @Test(arguments: [FeedStrategy.perAuthor, .globalScan])
+    func pagesThroughTheViewersAndFriendsImagesNewestFirstWithCommentCounts(strategy: FeedStrategy) throws {
+        let f = try WallFixture(feedThreshold: strategy == .perAuthor ? 300 : 0)
+        var mine: [String] = []
+        for i in 0..<3 { mine.append(try f.image("owner \(i)", by: f.owner)) }
+        let theirs = [try f.image("friend 0", by: f.friend), try f.image("friend 1", by: f.friend)]
+        _ = try f.image("stranger", by: f.stranger)
+        let commented = mine[1]
+        var comments: [String] = []
+        for (i, who) in [f.friend, f.owner, f.friend, f.owner].enumerated() { comments.append(try f.comment("c\(i)", on: commented, by: who)) }
+        let expected = try newestFirst(mine + theirs, f)
+
+        let feed = try #require(f.objects.functions["feed"])
+        var seen: [String] = []
+        var cursor: JSON = .null
+        var pages = 0
+        repeat {
+            let page = try feed(["limit": 2, "cursor": cursor], f.friend)
+            let images = try #require(page["images"]?.arrayValue)
+            seen += images.compactMap { $0["objectId"]?.stringValue }
+            for image in images {
+                let id = image["objectId"]!.stringValue!
+                let count = id == commented ? 4 : 0
+                #expect(image["commentCount"] == .number(Double(count)), "\(id)")
+                #expect(image["comments"]?.arrayValue?.count == min(count, 3))
+                let author = mine.contains(id) ? ("1001", "Olga Owner") : ("1002", "Fred Friend")
+                #expect(image["user"]?["fbId"]?.stringValue == author.0)
+                #expect(image["user"]?["name"]?.stringValue == author.1)
+            }
+            if let c = images.first(where: { $0["objectId"]?.stringValue == commented }) {
+                // The newest three, oldest first, with their authors' names.
+                #expect(c["comments"]?.arrayValue?.compactMap { $0["objectId"]?.stringValue } == Array(comments.suffix(3)))
+                #expect(c["comments"]?.arrayValue?.compactMap { $0["comment"]?.stringValue } == ["c1", "c2", "c3"])
+                #expect(c["comments"]?.arrayValue?.first?["user"]?["name"]?.stringValue == "Olga Owner")
+            }
+            cursor = page["nextCursor"] ?? .null
+            pages += 1
+        } while !cursor.isNull && pages < 10
+        #expect(seen == expected, "every image of the viewer's audience once, newest first; none of the stranger's")
+        #expect(pages == 3, "2 + 2 + 1")
+
+        // The stranger sees only their own; anonymous callers and bad cursors are refused.
+        let strangers = try feed([:], f.stranger)
+        #expect(strangers["images"]?.arrayValue?.map { $0["caption"] } == ["stranger"])
+        #expect(strangers["nextCursor"] == .null)
+        #expect(parseError { try feed([:], .anonymous) }?.code == .invalidSessionToken)
+        #expect(parseError { try feed(["cursor": "%%%"], f.owner) }?.code == .invalidJSON)
+        #expect(parseError { try feed(["limit": 0], f.owner) }?.code == .invalidQuery)
+    }
+}
