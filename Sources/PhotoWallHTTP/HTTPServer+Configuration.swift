@@ -54,11 +54,21 @@ extension HTTPServer {
         /// Called once per finished request, after its access line: on an event thread, or on the thread
         /// calling `shutdown` for requests cut off by it. Must not block. For metrics and tests.
         public var onRequestCompleted: (@Sendable (AccessLogEntry) -> Void)? = nil
+        /// The one place errors become responses: what handlers and `open` throw, `.refuse` plans, and the
+        /// engine's own refusals (`HTTPError`: 400 ambiguous framing, 404 no route, 413 body too large,
+        /// 500). Runs on a worker or an event thread; must not block. The default renders `HTTPError` as
+        /// `{"error": message}` and anything else as 500 `{"error":"internal server error"}`.
+        public var errorRenderer: @Sendable (_ error: any Error, _ head: RequestHead) -> Response = Configuration.renderPlainError
 
         public init(host: String = "127.0.0.1", port: Int = 0, logger: Logger = Logger(label: "http")) {
             self.host = host
             self.port = port
             self.logger = logger
+        }
+
+        /// The default `errorRenderer`.
+        public static func renderPlainError(_ error: any Error, _ head: RequestHead) -> Response {
+            ((error as? HTTPError) ?? .internalServerError).response
         }
 
         /// Online processors (at least 1).

@@ -24,7 +24,8 @@ import Glibc
 /// Lifecycle: initial → running → shuttingDown → stopped. A server starts at most once.
 public final class HTTPServer: Sendable {
     public let configuration: Configuration
-    public let router: Router
+    /// The routes: given at init, or set once by `route(_:)` after `start()`.
+    let routes: Routes
 
     private enum Lifecycle {
         case initial
@@ -54,7 +55,22 @@ public final class HTTPServer: Sendable {
     ///   - router: routes to answer; immutable once handed over.
     public init(configuration: Configuration = Configuration(), router: Router) {
         self.configuration = configuration
-        self.router = router
+        self.routes = Routes(fixed: router)
+    }
+
+    /// A server whose routes are given after `start()`, for routes that need the bound port (a public
+    /// URL with port 0): until `route(_:)`, every request is answered `whileStarting` (e.g. 503 with
+    /// `Retry-After`), without reading its body.
+    public init(configuration: Configuration = Configuration(), whileStarting: Response) {
+        self.configuration = configuration
+        self.routes = Routes(whileStarting: Router(fallback: { _ in .immediate(whileStarting) }))
+    }
+
+    /// Sets the routes of a server made with `init(configuration:whileStarting:)`, once; requests from
+    /// then on are routed by `router`. Calling it twice, or on a server given its router at init, is a
+    /// programming error (trap).
+    public func route(_ router: Router) {
+        routes.set(router)
     }
 
     deinit {
@@ -116,7 +132,7 @@ public final class HTTPServer: Sendable {
         guard c.requestHeadTimeoutSeconds >= 0, c.requestHeadTimeoutSeconds * 1000 <= Double(UInt32.max)
         else { throw invalid("requestHeadTimeoutSeconds must be 0–4294967") }
 
-        let engine = Engine(router: router, configuration: c)
+        let engine = Engine(routes: routes, configuration: c)
         // Retain rule: MHD's callbacks get this +1 as `cls`; it is released after MHD_stop_daemon.
         let reference = Unmanaged.passRetained(engine)
         var errorNumber: Int32 = 0
@@ -247,5 +263,30 @@ public final class HTTPServer: Sendable {
         stoppedGroup.wait()
         for source in sources { source.cancel() }
         for (signalNumber, handler) in previous { _ = signal(signalNumber, handler) }
+    }
+}
+
+/// A server's routes: fixed at init, or a "starting" router until `set` is called once. Read on every
+/// request with one atomic load (no lock).
+final class Routes: Sendable {
+    final class Box: Sendable {
+        let router: Router
+        init(_ router: Router) { self.router = router }
+    }
+
+    private let initial: Box
+    private let later = AtomicLazyReference<Box>()
+    private let acceptsLater: Bool
+
+    init(fixed router: Router) { initial = Box(router); acceptsLater = false }
+    init(whileStarting router: Router) { initial = Box(router); acceptsLater = true }
+
+    /// The router requests are routed by now.
+    var current: Router { (later.load() ?? initial).router }
+
+    func set(_ router: Router) {
+        precondition(acceptsLater, "HTTPServer.route(_:) is for a server made with init(configuration:whileStarting:)")
+        let box = Box(router)
+        precondition(later.storeIfNil(box) === box, "HTTPServer.route(_:) may be called once")
     }
 }

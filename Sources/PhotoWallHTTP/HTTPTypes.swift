@@ -48,6 +48,8 @@ public struct RequestHead: Sendable {
     public var contentLength: Int?
     /// `:name` segments captured by the route pattern, percent-decoded.
     public var pathParameters: [String: String]
+    /// The pattern of the route that matched, as registered (`/parse/uploads/:id`); "" when none did.
+    public var routePattern: String = ""
     /// Taken from `X-Request-Id` when the client sent a sane one, otherwise generated; echoed in the response.
     public var requestID: String
     /// Peer address as text (`127.0.0.1`), for logs.
@@ -113,32 +115,88 @@ public protocol RequestBodySink: AnyObject, Sendable {
 }
 
 /// How a matched route wants its request handled. Decided from the head, before any body byte.
+///
+/// Handlers throw; the engine turns what they throw into the response with
+/// `HTTPServer.Configuration.errorRenderer` (the one place error bodies are written).
 public enum RoutePlan: Sendable {
     /// Buffer up to `maxBodyBytes` in memory, then call `handler` on a worker thread.
-    case buffered(maxBodyBytes: Int, handler: @Sendable (Request) -> Response)
-    /// Open a sink (on the engine thread), stream up to `maxBodyBytes` into it, then call `handler` on a worker thread.
-    /// If `open` returns a response instead, that response is sent and the body is not read (e.g. 401/404 before upload).
-    case streamed(maxBodyBytes: Int,
-                  open: @Sendable (RequestHead) -> StreamOpenResult,
-                  handler: @Sendable (RequestHead, any RequestBodySink) -> Response)
+    case buffered(maxBodyBytes: Int, handler: @Sendable (Request) throws -> Response)
+    /// A streamed body; build it with `streamed(maxBodyBytes:open:handler:)`.
+    case stream(StreamedRoute)
     /// Answer at once without reading a body.
     case immediate(Response)
     /// Buffer up to `maxBodyBytes`, then call `handler` right on the event thread, skipping the hand-off
     /// to a worker (two thread wake-ups). Only for cheap, bounded work that never waits: in-memory work
-    /// and page-cache reads, such as fetching one object by id. Anything that writes, fsyncs, talks to
-    /// the network or can take long belongs in `.buffered`.
-    case inline(maxBodyBytes: Int, handler: @Sendable (Request) -> Response)
+    /// and page-cache reads, such as fetching one object by id from SQLite. Anything that writes, fsyncs,
+    /// talks to the network (a PostgreSQL query included) or can take long belongs in `.buffered`.
+    case inline(maxBodyBytes: Int, handler: @Sendable (Request) throws -> Response)
+    /// Refuse from the head without reading a body; `error` is rendered by the configuration's `errorRenderer`.
+    case refuse(any Error)
+
+    /// A streamed body: `open` runs on a worker thread (the connection is suspended meanwhile, so it may
+    /// look up sessions or records), and returns the typed per-request `State` that receives the body
+    /// (up to `maxBodyBytes`, or the tighter limit `open` gives) on the event thread; then `handler`
+    /// gets that same `State` on a worker thread.
+    ///
+    /// `open` may answer instead (`.respond`, or by throwing: rendered by `errorRenderer`); the body is
+    /// then not read. Throwing `HTTPError.payloadTooLarge` answers 413 at once, exactly like a declared
+    /// `Content-Length` over `maxBodyBytes`.
+    public static func streamed<State: RequestBodySink>(
+        maxBodyBytes: Int,
+        open: @escaping @Sendable (RequestHead) throws -> StreamOpenResult<State>,
+        handler: @escaping @Sendable (RequestHead, State) throws -> Response
+    ) -> RoutePlan {
+        .stream(StreamedRoute(maxBodyBytes: maxBodyBytes) { head in
+            switch try open(head) {
+            case .respond(let response):
+                return .respond(response)
+            case .sink(let state, let limit):
+                return .stream(OpenedStream.Body(sink: state, maxBodyBytes: limit ?? maxBodyBytes) { head in
+                    try handler(head, state)
+                })
+            }
+        })
+    }
 }
 
-public enum StreamOpenResult: Sendable {
-    case sink(any RequestBodySink)
+/// What a streamed route's `open` decided.
+public enum StreamOpenResult<State: RequestBodySink>: Sendable {
+    /// Read the body into `State`, up to `maxBodyBytes` (nil: the route's limit).
+    case sink(State, maxBodyBytes: Int? = nil)
+    /// Answer with this response; the body is not read.
     case respond(Response)
 }
 
-/// Errors the engine itself answers (`{"error":"…"}`, no Parse code): 404, 405, 413.
+/// A streamed route with its per-request state type erased into closures (no downcast anywhere):
+/// built by `RoutePlan.streamed(maxBodyBytes:open:handler:)`.
+public struct StreamedRoute: Sendable {
+    let maxBodyBytes: Int
+    let open: @Sendable (RequestHead) throws -> OpenedStream
+}
+
+/// The outcome of a streamed route's `open`, as the engine sees it.
+enum OpenedStream: Sendable {
+    struct Body: Sendable {
+        let sink: any RequestBodySink
+        let maxBodyBytes: Int
+        /// The route's handler with its typed state bound.
+        let finish: @Sendable (RequestHead) throws -> Response
+    }
+    case respond(Response)
+    case stream(Body)
+}
+
+/// Errors the engine itself answers, and the default rendering of any error: `{"error":"…"}`, no
+/// Parse code. The engine's refusals: 400 (ambiguous framing), 404 (no route), 413 (body too large),
+/// 500 (a handler returned an invalid status, a file body cannot be opened).
 public struct HTTPError: Error, Sendable {
     public var status: Int
     public var message: String
     public init(status: Int, message: String) { self.status = status; self.message = message }
     public static let payloadTooLarge = HTTPError(status: 413, message: "request entity too large")
+    public static let notFound = HTTPError(status: 404, message: "not found")
+    public static let internalServerError = HTTPError(status: 500, message: "internal server error")
+
+    /// `{"error": message}` with `status` (JSON, `Cache-Control: no-store`).
+    public var response: Response { .json(["error": .string(message)], status: status) }
 }

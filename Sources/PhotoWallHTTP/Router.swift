@@ -1,67 +1,118 @@
 import PhotoWallCore
 
-/// Maps a method and path to a `RoutePlan`. Built once, then handed to `HTTPServer` (immutable after).
+/// Method + path pattern → `Target`, first match wins: the matcher behind the engine's `Router`, also
+/// used by layers that route again inside a request (REST's `/batch` sub-requests and `_method`
+/// overrides resolve on the same table as the request itself).
 ///
-/// Patterns are `/`-separated literals, `:name` (one segment, percent-decoded into
-/// `RequestHead.pathParameters`) and a final `*name` (the rest of the path, possibly empty).
-/// Routes are tried in the order added; the first match wins. `HEAD` tries its own routes, then
-/// falls back to the `GET` route (the engine drops the body), then to any-method (`*`) routes.
-public struct Router: Sendable {
-    public typealias PlanMaker = @Sendable (RequestHead) -> RoutePlan
-
-    struct Route: Sendable {
+/// Patterns are `/`-separated literals, `:name` (one segment, captured) and a final `*name` (the rest of
+/// the path, possibly empty). Method is upper-case, or `*` for any. `HEAD` tries its own routes, then
+/// the `GET` route, and only then any-method ones (a catch-all must not shadow the GET route HEAD falls
+/// back to).
+public struct RouteTable<Target: Sendable>: Sendable {
+    struct Entry: Sendable {
         var method: String
+        var pattern: String
         var segments: [Substring]
-        var make: PlanMaker
+        /// The pattern ends in `*name` (so it matches paths of `segments.count - 1` or more segments).
+        var endsInRest: Bool
+        var target: Target
     }
 
-    var routes: [Route] = []
-    var fallback: PlanMaker
-
-    /// - Parameter fallback: the plan for paths no route matches (default: 404 `{"error":"not found"}`).
-    public init(fallback: PlanMaker? = nil) {
-        self.fallback = fallback ?? { _ in .immediate(.json(["error": "not found"], status: 404)) }
+    /// A matched route: its target, its pattern as registered and the captured parameters.
+    public struct Match: Sendable {
+        public var target: Target
+        public var pattern: String
+        public var parameters: [String: String]
     }
+
+    var entries: [Entry] = []
+
+    public init() {}
+
+    public var isEmpty: Bool { entries.isEmpty }
 
     /// Adds a route. `method` is upper-case, or `*` for any method.
-    public mutating func add(_ method: String, _ pattern: String, _ make: @escaping PlanMaker) {
-        routes.append(Route(method: method, segments: pattern.split(separator: "/", omittingEmptySubsequences: true), make: make))
+    public mutating func add(_ method: String, _ pattern: String, _ target: Target) {
+        let segments = pattern.split(separator: "/", omittingEmptySubsequences: true)
+        entries.append(Entry(method: method, pattern: pattern, segments: segments,
+                             endsInRest: segments.last?.hasPrefix("*") ?? false, target: target))
     }
 
-    /// Finds the plan for `head`, filling `head.pathParameters`.
-    public func resolve(_ head: inout RequestHead) -> RoutePlan {
-        if routes.isEmpty { return fallback(head) }
-        let parts = head.path.split(separator: "/", omittingEmptySubsequences: true)
-        // HEAD: its own routes, then GET's, and only then the any-method ones (a catch-all must not
-        // shadow the GET route HEAD falls back to).
-        let tiers: [[String]] = head.method == "HEAD" ? [["HEAD"], ["GET"], ["*"]] : [[head.method, "*"]]
-        for methods in tiers {
-            for route in routes where methods.contains(route.method) {
-                if let params = Router.match(route.segments, parts) {
-                    head.pathParameters = params
-                    return route.make(head)
-                }
+    /// The first route for `method` whose pattern matches `path` (raw, as sent: captured segments are
+    /// percent-decoded; empty segments are ignored).
+    public func match(method: String, path: String) -> Match? {
+        match(method: method, parts: path.split(separator: "/", omittingEmptySubsequences: true)) { percentDecode($0) }
+    }
+
+    /// The first route for `method` whose pattern matches `segments`, already percent-decoded (captured
+    /// as they are, compared with the pattern's literals as they are).
+    public func match(method: String, segments: [String]) -> Match? {
+        match(method: method, parts: segments) { String($0) }
+    }
+
+    private func match<S: StringProtocol>(method: String, parts: [S], decode: (S) -> String) -> Match? {
+        if method == "HEAD" {
+            return first(parts, decode) { $0 == "HEAD" } ?? first(parts, decode) { $0 == "GET" } ?? first(parts, decode) { $0 == "*" }
+        }
+        return first(parts, decode) { $0 == method || $0 == "*" }
+    }
+
+    /// The first entry whose method `accepts` and whose pattern matches `parts` (in the order added).
+    private func first<S: StringProtocol>(_ parts: [S], _ decode: (S) -> String, accepts: (String) -> Bool) -> Match? {
+        for entry in entries where accepts(entry.method) {
+            // Cheap rejection by segment count before comparing segments.
+            guard entry.endsInRest ? parts.count >= entry.segments.count - 1 : parts.count == entry.segments.count else { continue }
+            if let parameters = Self.match(entry.segments, parts, decode) {
+                return Match(target: entry.target, pattern: entry.pattern, parameters: parameters)
             }
         }
-        return fallback(head)
+        return nil
     }
 
-    static func match(_ pattern: [Substring], _ parts: [Substring]) -> [String: String]? {
+    static func match<S: StringProtocol>(_ pattern: [Substring], _ parts: [S], _ decode: (S) -> String) -> [String: String]? {
         var params: [String: String] = [:]
         var i = 0
         for (pi, seg) in pattern.enumerated() {
             if seg.hasPrefix("*") {
-                params[String(seg.dropFirst())] = parts[min(i, parts.count)...].map { percentDecode($0) }.joined(separator: "/")
+                params[String(seg.dropFirst())] = parts[min(i, parts.count)...].map(decode).joined(separator: "/")
                 return pi == pattern.count - 1 ? params : nil
             }
             guard i < parts.count else { return nil }
             if seg.hasPrefix(":") {
-                params[String(seg.dropFirst())] = percentDecode(parts[i])
+                params[String(seg.dropFirst())] = decode(parts[i])
             } else if seg != parts[i] {
                 return nil
             }
             i += 1
         }
         return i == parts.count ? params : nil
+    }
+}
+
+/// The engine's routes: a `RouteTable` of plan makers. Built once, then handed to `HTTPServer`
+/// (immutable after). See `RouteTable` for patterns and the order routes are tried in.
+public struct Router: Sendable {
+    public typealias PlanMaker = @Sendable (RequestHead) -> RoutePlan
+
+    var table = RouteTable<PlanMaker>()
+    var fallback: PlanMaker
+
+    /// - Parameter fallback: the plan for paths no route matches (default: `HTTPError.notFound`, rendered
+    ///   by the configuration's `errorRenderer`).
+    public init(fallback: PlanMaker? = nil) {
+        self.fallback = fallback ?? { _ in .refuse(HTTPError.notFound) }
+    }
+
+    /// Adds a route. `method` is upper-case, or `*` for any method.
+    public mutating func add(_ method: String, _ pattern: String, _ make: @escaping PlanMaker) {
+        table.add(method, pattern, make)
+    }
+
+    /// Finds the plan for `head`, filling `head.pathParameters` and `head.routePattern`.
+    public func resolve(_ head: inout RequestHead) -> RoutePlan {
+        guard !table.isEmpty, let match = table.match(method: head.method, path: head.path) else { return fallback(head) }
+        head.pathParameters = match.parameters
+        head.routePattern = match.pattern
+        return match.target(head)
     }
 }

@@ -13,6 +13,14 @@ struct APIRequest {
     var body: [String: JSON]
     var auth: AuthContext
     var credentials: Credentials
+    /// `:name` segments the matched JSON route captured (set by `ParseAPI.route`).
+    var pathParameters: [String: String] = [:]
+
+    /// The `:name` path parameter of the matched route; its pattern has it (a missing one is a bug).
+    func parameter(_ name: String) -> String {
+        guard let value = pathParameters[name] else { preconditionFailure("route pattern has no :\(name)") }
+        return value
+    }
 }
 
 /// A route's answer before rendering.
@@ -50,22 +58,5 @@ enum Render {
 
     static func api(_ r: APIResponse) -> Response {
         json(r.json, status: r.status, headers: r.location.map { [("Location", $0)] } ?? [])
-    }
-
-    /// Renders any error: `ParseError` → `{"code","error"}`, `PlainError` → `{"error"}`, anything
-    /// else → 500 `{"code":1,"message":"Internal server error."}` with the cause logged.
-    static func error(_ error: any Error, logger: Logger, requestID: String) -> Response {
-        switch error {
-        case let e as ParseError:
-            if e.code == .internalServerError {
-                logger.error("internal error", ["request.id": requestID, "at": e.location, "cause": String(describing: e.cause.map { "\($0)" } ?? e.message)])
-            }
-            return json(e.json, status: e.status)
-        case let e as PlainError:
-            return json(["error": .string(e.message)], status: e.status)
-        default:
-            logger.error("internal error", ["request.id": requestID, "cause": "\(error)"])
-            return json(["code": 1, "message": "Internal server error."], status: 500)
-        }
     }
 }

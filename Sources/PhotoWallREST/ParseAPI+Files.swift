@@ -1,7 +1,6 @@
 import PhotoWallCore
 import PhotoWallHTTP
 import PhotoWallServices
-import PhotoWallStorage
 
 /// Streams an upload body into a `FileUpload` (engine thread), then lets the handler finish it.
 final class FileUploadSink: RequestBodySink {
@@ -18,53 +17,36 @@ extension ParseAPI {
     /// - Source: parse-rest-api.md §5 ("Route details", "Who may upload").
     func fileUploadPlan(_ routed: RequestHead) -> RoutePlan {
         let name = routed.pathParameters["filename"] ?? ""
-        return .streamed(maxBodyBytes: config.maxUploadBytes, open: { [self] head in
-            do {
-                let credentials = Credentials(headers: head.headers)
-                guard credentials.isAuthorized(config) else { throw PlainError.unauthorized }
-                let auth = try authenticate(credentials, segments: ["files"])
-                guard auth.isMaster || auth.user != nil else { throw ParseError(.fileSaveError, "File upload by public is disabled.") }
-                let upload = try files.beginUpload(name: name, contentType: head.headers["Content-Type"], owner: auth.userId)
-                return .sink(FileUploadSink(upload))
-            } catch {
-                return .respond(Render.error(error, logger: logger, requestID: head.requestID))
-            }
-        }, handler: { [self] head, sink in
-            guard let sink = sink as? FileUploadSink else { return Render.json(["code": 1, "message": "Internal server error."], status: 500) }
-            do {
-                let record = try files.finish(sink.upload)
-                let url = config.fileURL(record.name)
-                return Render.json(["name": .string(record.name), "url": .string(url)], status: 201, headers: [("Location", url)])
-            } catch {
-                return Render.error(error, logger: logger, requestID: head.requestID)
-            }
+        return .streamed(maxBodyBytes: config.maxUploadBytes, open: { [self] head -> StreamOpenResult<FileUploadSink> in
+            let credentials = Credentials(headers: head.headers)
+            guard credentials.isAuthorized(config) else { throw PlainError.unauthorized }
+            let auth = try authenticate(credentials, segments: ["files"])
+            guard auth.isMaster || auth.user != nil else { throw ParseError(.fileSaveError, "File upload by public is disabled.") }
+            return .sink(FileUploadSink(try files.beginUpload(name: name, contentType: head.headers["Content-Type"], owner: auth.userId)))
+        }, handler: { [self] _, sink in
+            let name = try files.finish(sink.upload).name
+            let url = config.fileURL(name)
+            return Render.json(["name": .string(name), "url": .string(url)], status: 201, headers: [("Location", url)])
         })
     }
 
     /// `GET /files/:appId/:filename`: no credentials needed (the app id is in the path); supports
     /// a single `Range` (206/416), `ETag` + `If-None-Match` (304), the type stored at upload, and
     /// `X-Content-Type-Options: nosniff` plus a sandboxing CSP so an uploaded page can't run script.
+    /// - Throws: 403 for another app id; what the file lookup or the access check throws.
     /// - Source: parse-rest-api.md §2 row 9; RFC 9110 §14 (ranges), §13.1.2 (If-None-Match).
-    func fileDownload(_ head: RequestHead, appId: String, name: String) -> Response {
-        guard appId == config.appId else {
-            return Render.json(ParseError(.operationForbidden, "Invalid application ID.", status: 403).json, status: 403)
-        }
+    func fileDownload(_ head: RequestHead, appId: String, name: String) throws -> Response {
+        guard appId == config.appId else { throw ParseError(.operationForbidden, "Invalid application ID.", status: 403) }
         // The metadata and the access check come first, and a 304 needs no bytes: on S3 nothing is
         // downloaded into the read cache for a request that won't be sent the file.
-        let found: FileRecord?
-        do { found = try files.record(named: name) } catch { return Render.error(error, logger: logger, requestID: head.requestID) }
-        guard let record = found else { return Response.text("File not found.", status: 404) }
+        guard let record = try files.record(named: name) else { return Response.text("File not found.", status: 404) }
         if let fileAccess {
             // Wall files are served to the owner's friends only: by a signed URL or by a session.
             var query: [String: String] = [:]
             for (k, v) in head.query { query[k] = v }
             let credentials = Credentials(headers: head.headers)
             let auth = credentials.isAuthorized(config) ? try? authenticate(credentials, segments: ["files"]) : nil
-            do {
-                guard try fileAccess.mayDownload(name, query: query, auth: auth) else { return Response.text("File not found.", status: 404) }
-            } catch {
-                return Render.error(error, logger: logger, requestID: head.requestID)
-            }
+            guard try fileAccess.mayDownload(name, query: query, auth: auth) else { return Response.text("File not found.", status: 404) }
         }
         let etag = "\"\(record.sha256)\""
         var h = HTTPHeaders(Render.corsHeaders)
@@ -78,7 +60,7 @@ extension ParseAPI {
             return Response(status: 304, headers: h, body: .empty)
         }
         // The S3 store may hand the bytes to S3 itself (presigned URLs): a redirect after the checks.
-        if let direct = files.store.directDownloadURL(for: name, contentType: record.contentType) {
+        if let direct = files.directDownloadURL(for: name, contentType: record.contentType) {
             var r = HTTPHeaders(Render.corsHeaders)
             r.add("Location", direct)
             r.add("Cache-Control", "no-store")
@@ -86,9 +68,7 @@ extension ParseAPI {
         }
         h.add("Content-Type", record.contentType)
         if let original = record.originalName { h.add("Content-Disposition", Self.contentDisposition(original: original)) }
-        let stored: FileLocation?
-        do { stored = try files.location(of: name) } catch { return Render.error(error, logger: logger, requestID: head.requestID) }
-        guard let location = stored else { return Response.text("File not found.", status: 404) }
+        guard let location = try files.location(of: name) else { return Response.text("File not found.", status: 404) }
         let size = location.byteCount
         if let range = head.headers["Range"], head.headers["If-Range"].map({ $0 == etag }) ?? true {
             switch ByteRange.parse(range, size: size) {

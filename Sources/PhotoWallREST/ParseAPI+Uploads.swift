@@ -1,12 +1,13 @@
 import PhotoWallCore
 import PhotoWallHTTP
 import PhotoWallServices
-import PhotoWallStorage
 
-/// Streams a PATCH body into an `UploadAppend`.
+/// Streams a PATCH body (or a creation request's first chunk) into an `UploadAppend`; for a creation
+/// it also keeps the record made, which the answer reports even when that chunk is refused.
 final class UploadAppendSink: RequestBodySink {
     let append: UploadAppend
-    init(_ append: UploadAppend) { self.append = append }
+    let created: UploadState?
+    init(_ append: UploadAppend, created: UploadState? = nil) { self.append = append; self.created = created }
     func write(_ bytes: UnsafeRawBufferPointer) throws { try append.write(bytes) }
     func abort() { append.abort() }
 }
@@ -29,7 +30,7 @@ extension ParseAPI {
             case "PATCH"?: head.method = "PATCH"; return tusPatchPlan(head, uploads)
             case "DELETE"?: head.method = "DELETE"; return tusDeletePlan(head, uploads)
             case "HEAD"?: return tusHeadPlan(head, uploads)
-            default: return .immediate(tusError(UploadError.badRequest("POST to an upload URL needs X-HTTP-Method-Override.")))
+            default: return .refuse(UploadError.badRequest("POST to an upload URL needs X-HTTP-Method-Override."))
             }
         }
         router.add("HEAD", base + "/:id") { [self] head in tusHeadPlan(head, uploads) }
@@ -39,7 +40,8 @@ extension ParseAPI {
 
     // MARK: responses
 
-    func tusHeaders(_ extra: [(String, String)] = []) -> HTTPHeaders {
+    /// The headers of every tus answer: CORS, `Tus-Resumable`, `Cache-Control: no-store`, then `extra`.
+    static func tusHeaders(_ extra: [(String, String)] = []) -> HTTPHeaders {
         var h = HTTPHeaders(Render.corsHeaders)
         h.add("Tus-Resumable", Self.tusVersion)
         h.add("Cache-Control", "no-store")
@@ -49,33 +51,15 @@ extension ParseAPI {
 
     /// `OPTIONS`: what this server supports (tus §OPTIONS).
     func tusOptions() -> Response {
-        Response(status: 204, headers: tusHeaders([
+        Response(status: 204, headers: Self.tusHeaders([
             ("Tus-Version", Self.tusVersion), ("Tus-Extension", Self.tusExtensions),
             ("Tus-Max-Size", "\(config.maxUploadBytes)"), ("Tus-Checksum-Algorithm", UploadService.checksumAlgorithms.joined(separator: ",")),
             ("Access-Control-Max-Age", "86400"),
         ]))
     }
 
-    /// Errors: tus statuses with a Parse-style body `{"code": N, "error": …}` (101 for an unknown or
-    /// expired upload, 130 for a chunk or upload that was not saved); Parse errors as everywhere else.
-    func tusError(_ error: any Error, requestID: String = "") -> Response {
-        if let e = error as? UploadError {
-            var extra: [(String, String)] = []
-            if case .offsetMismatch(let current) = e { extra.append(("Upload-Offset", "\(current)")) }
-            if e.status == 412 { extra.append(("Tus-Version", Self.tusVersion)) }
-            // RFC 9110 §10.2.3: the lease of a dead or stalled writer lapses after the stall limit.
-            if e.status == 423 { extra.append(("Retry-After", "\((uploads?.writerStallLimit.components.seconds ?? 5) + 1)")) }
-            var h = tusHeaders(extra)
-            h.set("Content-Type", "application/json; charset=utf-8")
-            return Response(status: e.status, headers: h, body: .bytes(JSON.object(["code": .number(Double(e.parseCode.rawValue)), "error": .string(e.message)]).serialized))
-        }
-        var r = Render.error(error, logger: logger, requestID: requestID)
-        r.headers.add("Tus-Resumable", Self.tusVersion)
-        return r
-    }
-
     /// Upload state headers: offset, length, metadata, expiry, and the Parse file once complete.
-    func uploadHeaders(_ u: UploadRecord) -> [(String, String)] {
+    func uploadHeaders(_ u: UploadState) -> [(String, String)] {
         var h: [(String, String)] = [("Upload-Offset", "\(u.offset)")]
         if let length = u.length { h.append(("Upload-Length", "\(length)")) } else { h.append(("Upload-Defer-Length", "1")) }
         if !u.metadata.isEmpty {
@@ -98,17 +82,6 @@ extension ParseAPI {
         let auth = try authenticate(credentials, segments: ["uploads"])
         guard auth.isMaster || auth.user != nil else { throw ParseError(.fileSaveError, "File upload by public is disabled.") }
         return auth
-    }
-
-    struct TusVersionError: Error {}
-
-    func render(_ error: any Error, _ head: RequestHead) -> Response {
-        if error is TusVersionError {
-            var h = tusHeaders([("Tus-Version", Self.tusVersion)])
-            h.set("Content-Type", "application/json; charset=utf-8")
-            return Response(status: 412, headers: h, body: .bytes(JSON.object(["code": .number(Double(ParseError.Code.fileSaveError.rawValue)), "error": "Tus-Resumable 1.0.0 is required."]).serialized))
-        }
-        return tusError(error, requestID: head.requestID)
     }
 
     static func offsetOctetStream(_ head: RequestHead) -> Bool {
@@ -136,136 +109,90 @@ extension ParseAPI {
     // MARK: creation (+ creation-with-upload)
 
     func tusCreatePlan(_ routed: RequestHead, _ uploads: UploadService) -> RoutePlan {
-        let created = CreatedUpload()
-        return .streamed(maxBodyBytes: config.maxUploadBytes, open: { [self] head in
-            do {
-                let auth = try tusAuth(head)
-                let length: Int64?
-                if head.headers["Upload-Defer-Length"] == "1" {
-                    length = nil
-                } else {
-                    guard let text = head.headers["Upload-Length"], let l = Int64(text) else {
-                        throw UploadError.badRequest("Upload-Length or Upload-Defer-Length: 1 is required.")
-                    }
-                    length = l
+        .streamed(maxBodyBytes: config.maxUploadBytes, open: { [self] head -> StreamOpenResult<UploadAppendSink> in
+            let auth = try tusAuth(head)
+            let length: Int64?
+            if head.headers["Upload-Defer-Length"] == "1" {
+                length = nil
+            } else {
+                guard let text = head.headers["Upload-Length"], let l = Int64(text) else {
+                    throw UploadError.badRequest("Upload-Length or Upload-Defer-Length: 1 is required.")
                 }
-                let hasBody = (head.contentLength ?? 0) > 0 || head.headers["Transfer-Encoding"] != nil
-                if hasBody, !Self.offsetOctetStream(head) { throw UnsupportedMediaType() }
-                if hasBody, let length, let n = head.contentLength, Int64(n) > length {
-                    throw UploadError.tooLarge(maximum: Int(length))
-                }
-                let record = try uploads.create(length: length, metadata: try Self.parseMetadata(head.headers["Upload-Metadata"]), auth: auth)
-                created.set(record)
-                if !hasBody { return .respond(createdResponse(record)) }
-                let append = try uploads.beginAppend(id: record.id, offset: 0, length: nil, checksum: head.headers["Upload-Checksum"], auth: auth)
-                return .sink(UploadAppendSink(append))
-            } catch is UnsupportedMediaType {
-                return .respond(unsupportedMedia())
-            } catch {
-                return .respond(render(error, head))
+                length = l
             }
-        }, handler: { [self] head, sink in
-            guard let sink = sink as? UploadAppendSink else { return Render.json(["code": 1, "message": "Internal server error."], status: 500) }
+            let hasBody = (head.contentLength ?? 0) > 0 || head.headers["Transfer-Encoding"] != nil
+            if hasBody, !Self.offsetOctetStream(head) { throw UnsupportedMediaType() }
+            if hasBody, let length, let n = head.contentLength, Int64(n) > length {
+                throw UploadError.tooLarge(maximum: Int(length))
+            }
+            let record = UploadState(try uploads.create(length: length, metadata: try Self.parseMetadata(head.headers["Upload-Metadata"]), auth: auth))
+            if !hasBody { return .respond(createdResponse(record)) }
+            let append = try uploads.beginAppend(id: record.id, offset: 0, length: nil, checksum: head.headers["Upload-Checksum"], auth: auth)
+            return .sink(UploadAppendSink(append, created: record))
+        }, handler: { [self] _, sink in
             do {
-                return createdResponse(try sink.append.finish())
+                return createdResponse(UploadState(try sink.append.finish()))
             } catch {
                 // The upload exists even if its first chunk was refused: answer 201 so the client can resume,
                 // except for a checksum mismatch, which the client must see.
-                if let e = error as? UploadError, case .checksumMismatch = e { return render(error, head) }
-                if let record = created.get() { return createdResponse(record) }
-                return render(error, head)
+                if let e = error as? UploadError, case .checksumMismatch = e { throw error }
+                if let record = sink.created { return createdResponse(record) }
+                throw error
             }
         })
     }
 
-    func createdResponse(_ u: UploadRecord) -> Response {
-        Response(status: 201, headers: tusHeaders([("Location", config.publicServerURL + "/uploads/" + u.id)] + uploadHeaders(u)))
-    }
-
-    struct UnsupportedMediaType: Error {}
-
-    func unsupportedMedia() -> Response {
-        var h = tusHeaders()
-        h.set("Content-Type", "application/json; charset=utf-8")
-        return Response(status: 415, headers: h, body: .bytes(JSON.object(["code": .number(Double(ParseError.Code.fileSaveError.rawValue)), "error": "Content-Type must be application/offset+octet-stream."]).serialized))
+    func createdResponse(_ u: UploadState) -> Response {
+        Response(status: 201, headers: Self.tusHeaders([("Location", config.publicServerURL + "/uploads/" + u.id)] + uploadHeaders(u)))
     }
 
     // MARK: HEAD, PATCH, DELETE
 
+    /// `HEAD`: the upload's state. Errors have no body (`APIErrorRenderer` drops it).
     func tusHeadPlan(_ routed: RequestHead, _ uploads: UploadService) -> RoutePlan {
         let id = routed.pathParameters["id"] ?? ""
         return .buffered(maxBodyBytes: 0) { [self] request in
-            do {
-                let auth = try tusAuth(request.head)
-                let u = try uploads.upload(id: id, auth: auth)
-                return Response(status: 200, headers: tusHeaders(uploadHeaders(u)))
-            } catch {
-                var r = render(error, request.head)
-                r.body = .empty
-                return r
-            }
+            let auth = try tusAuth(request.head)
+            let u = try uploads.upload(id: id, auth: auth)
+            return Response(status: 200, headers: Self.tusHeaders(uploadHeaders(UploadState(u))))
         }
     }
 
     func tusPatchPlan(_ routed: RequestHead, _ uploads: UploadService) -> RoutePlan {
         let id = routed.pathParameters["id"] ?? ""
-        // The most a PATCH may carry is what the upload still lacks; a larger Content-Length gets 413
-        // before any body byte is read. (An unknown or foreign upload is refused in `open`.) A PATCH at
-        // another offset gets 409 from `open` instead, even on a finished upload: the offset is checked
-        // before the length (tus 1.0.0 §PATCH, as tusd does).
-        let record = UploadService.isValidIDForRouting(id) ? (try? uploads.database.upload(id: id)) ?? nil : nil
-        let offsetMatches = record != nil && routed.headers["Upload-Offset"].flatMap { Int64($0) } == record?.offset
-        let limit = offsetMatches ? record.map { uploads.remainingBytes($0) } ?? config.maxUploadBytes : config.maxUploadBytes
-        return .streamed(maxBodyBytes: max(0, limit), open: { [self] head in
+        return .streamed(maxBodyBytes: config.maxUploadBytes, open: { [self] head -> StreamOpenResult<UploadAppendSink> in
+            // The most a PATCH may carry is what the upload still lacks; a larger Content-Length gets 413
+            // before any body byte is read (and before the credentials are checked). An unknown or
+            // foreign upload is refused below. A PATCH at another offset gets 409 below instead, even on a
+            // finished upload: the offset is checked before the length (tus 1.0.0 §PATCH, as tusd does).
+            // This runs on a worker: the record lookup is a database read.
+            let offset = head.headers["Upload-Offset"].flatMap { Int64($0) }
+            let limit = max(0, offset.flatMap { uploads.patchLimit(id: id, offset: $0) } ?? config.maxUploadBytes)
+            if let length = head.contentLength, length > limit { throw HTTPError.payloadTooLarge }
+            let auth = try tusAuth(head)
+            guard Self.offsetOctetStream(head) else { throw UnsupportedMediaType() }
+            guard let offsetText = head.headers["Upload-Offset"], let offset = Int64(offsetText), offset >= 0 else {
+                throw UploadError.badRequest("Upload-Offset is required.")
+            }
+            let length = head.headers["Upload-Length"].flatMap { Int64($0) }
             do {
-                let auth = try tusAuth(head)
-                guard Self.offsetOctetStream(head) else { throw UnsupportedMediaType() }
-                guard let offsetText = head.headers["Upload-Offset"], let offset = Int64(offsetText), offset >= 0 else {
-                    throw UploadError.badRequest("Upload-Offset is required.")
-                }
-                let length = head.headers["Upload-Length"].flatMap { Int64($0) }
                 let append = try uploads.beginAppend(id: id, offset: offset, length: length, checksum: head.headers["Upload-Checksum"], auth: auth)
-                return .sink(UploadAppendSink(append))
-            } catch is UnsupportedMediaType {
-                return .respond(unsupportedMedia())
-            } catch let e as UploadError {
-                if case .alreadyComplete(let u) = e {
-                    // A retried final PATCH whose answer was lost: the upload is done, say so.
-                    return .respond(Response(status: 204, headers: tusHeaders(uploadHeaders(u))))
-                }
-                return .respond(render(e, head))
-            } catch {
-                return .respond(render(error, head))
+                return .sink(UploadAppendSink(append), maxBodyBytes: limit)
+            } catch UploadError.alreadyComplete(let u) {
+                // A retried final PATCH whose answer was lost: the upload is done, say so.
+                return .respond(Response(status: 204, headers: Self.tusHeaders(uploadHeaders(UploadState(u)))))
             }
-        }, handler: { [self] head, sink in
-            guard let sink = sink as? UploadAppendSink else { return Render.json(["code": 1, "message": "Internal server error."], status: 500) }
-            do {
-                return Response(status: 204, headers: tusHeaders(uploadHeaders(try sink.append.finish())))
-            } catch {
-                return render(error, head)
-            }
+        }, handler: { [self] _, sink in
+            Response(status: 204, headers: Self.tusHeaders(uploadHeaders(UploadState(try sink.append.finish()))))
         })
     }
 
     func tusDeletePlan(_ routed: RequestHead, _ uploads: UploadService) -> RoutePlan {
         let id = routed.pathParameters["id"] ?? ""
         return .buffered(maxBodyBytes: 0) { [self] request in
-            do {
-                let auth = try tusAuth(request.head)
-                try uploads.terminate(id: id, auth: auth)
-                return Response(status: 204, headers: tusHeaders())
-            } catch {
-                return render(error, request.head)
-            }
+            let auth = try tusAuth(request.head)
+            try uploads.terminate(id: id, auth: auth)
+            return Response(status: 204, headers: Self.tusHeaders())
         }
     }
 }
-
-/// The record made by a creation request, kept for its response.
-final class CreatedUpload: Sendable {
-    private let value = Mutex<UploadRecord?>(nil)
-    func set(_ r: UploadRecord) { value.withLock { $0 = r } }
-    func get() -> UploadRecord? { value.withLock { $0 } }
-}
-
-import Synchronization

@@ -1,13 +1,14 @@
 import PhotoWallCore
 import PhotoWallHTTP
 import PhotoWallServices
-import PhotoWallStorage
 
 /// The Parse REST API under the mount path, registered on the engine's `Router`.
 ///
-/// Every JSON route goes through one dispatcher (`dispatch`), which `/batch` and `_method`
-/// overrides reuse; files have their own streamed routes. Handlers throw; only `Render`
-/// writes error bodies.
+/// Files and tus uploads are routes of their own on the engine's router (streamed bodies). Every JSON
+/// call comes through one buffered route under the mount path: credentials and the session are resolved
+/// once (`APIRequest`), then the call is routed on `jsonRoutes`, the one table of typed JSON routes,
+/// which `/batch` sub-requests and `_method` overrides resolve on too. Handlers throw; what they throw is
+/// answered by `APIErrorRenderer`.
 /// - Source: parse-rest-api.md (the whole subset).
 public final class ParseAPI: Sendable {
     public let config: ServerConfig
@@ -19,12 +20,28 @@ public final class ParseAPI: Sendable {
     public let fileAccess: FileAccess?
     let functions: [String: CloudFunction]
     let logger: Logger
+    /// Whether reading one object by id is a local page-cache read (SQLite), cheap enough to run on the
+    /// event thread; false for a database across the network (PostgreSQL).
+    let objectReadsAreLocal: Bool
+    /// The JSON routes, by path under the mount path.
+    let jsonRoutes = ParseAPI.makeJSONRoutes()
 
+    /// - Parameter objectReadsAreLocal: true only when the objects' database is in-process (SQLite): `GET`
+    ///   of one object then runs on the event thread. A network round trip (PostgreSQL) must not.
     public init(config: ServerConfig, objects: ObjectService, users: UserService, files: FileService,
-                uploads: UploadService? = nil, fileAccess: FileAccess? = nil, functions: [String: CloudFunction] = [:], logger: Logger) {
+                uploads: UploadService? = nil, fileAccess: FileAccess? = nil, functions: [String: CloudFunction] = [:],
+                objectReadsAreLocal: Bool = false, logger: Logger) {
         self.config = config; self.objects = objects; self.users = users; self.files = files; self.uploads = uploads
         self.fileAccess = fileAccess
-        self.functions = functions; self.logger = logger
+        self.functions = functions; self.objectReadsAreLocal = objectReadsAreLocal; self.logger = logger
+    }
+
+    /// The answer while the server is starting (bound, routes not yet set): 503 `{"status":"starting"}`
+    /// with `Retry-After: 1`, parse-server's health shape. For `HTTPServer(configuration:whileStarting:)`.
+    public static var starting: Response {
+        var h = HTTPHeaders()
+        h.add("Retry-After", "1")
+        return .json(["status": "starting"], status: 503, headers: h)
     }
 
     /// Adds the API's routes to `router`.
@@ -33,63 +50,72 @@ public final class ParseAPI: Sendable {
         if let uploads { registerUploads(on: &router, uploads: uploads) }
         router.add("OPTIONS", "/*path") { _ in .immediate(Render.json([:], status: 200, headers: [("Access-Control-Max-Age", "86400")])) }
         router.add("*", mount + "/health") { _ in .immediate(Render.json(["status": "ok"], status: 200)) }
-        router.add("POST", mount + "/files") { _ in
-            .immediate(Render.json(ParseError(.invalidFileName, "Filename not provided.").json, status: 400))
-        }
+        router.add("POST", mount + "/files") { _ in .refuse(ParseError(.invalidFileName, "Filename not provided.")) }
         router.add("POST", mount + "/files/:filename") { [self] head in fileUploadPlan(head) }
         router.add("GET", mount + "/files/:appId/:filename") { [self] routed in
             let appId = routed.pathParameters["appId"] ?? "", name = routed.pathParameters["filename"] ?? ""
-            return .buffered(maxBodyBytes: 0) { request in self.fileDownload(request.head, appId: appId, name: name) }
+            return .buffered(maxBodyBytes: 0) { request in try self.fileDownload(request.head, appId: appId, name: name) }
         }
-        // Fetching one object by id is a primary-key read and a small render: cheaper than the
-        // hand-off to a worker thread, so it runs on the event thread (unless `include` widens it).
+        // Fetching one object by id from SQLite is a primary-key page-cache read and a small render:
+        // cheaper than the hand-off to a worker thread, so it runs on the event thread (unless `include`
+        // widens it). On PostgreSQL it is a network round trip: a worker's.
         router.add("GET", mount + "/classes/:className/:objectId") { [self] head in
-            if head.queryValue("include") != nil {
-                return .buffered(maxBodyBytes: config.maxJSONBytes) { request in self.handleJSON(request) }
+            if !objectReadsAreLocal || head.queryValue("include") != nil {
+                return .buffered(maxBodyBytes: config.maxJSONBytes) { request in try self.handleJSON(request) }
             }
-            return .inline(maxBodyBytes: config.maxJSONBytes) { request in self.handleJSON(request) }
+            return .inline(maxBodyBytes: config.maxJSONBytes) { request in try self.handleJSON(request) }
         }
         router.add("*", mount + "/*rest") { [self] _ in
-            .buffered(maxBodyBytes: config.maxJSONBytes) { request in self.handleJSON(request) }
+            .buffered(maxBodyBytes: config.maxJSONBytes) { request in try self.handleJSON(request) }
         }
     }
 
     // MARK: JSON routes
 
-    func handleJSON(_ request: Request) -> Response {
+    /// Reads the JSON body, resolves credentials, the session and `_method`, then answers from `jsonRoutes`.
+    /// - Throws: 107 for a body that is not a JSON object; `PlainError.unauthorized`; 209 for an invalid
+    ///   session token; what the route throws; `PlainError` 404 for a path no JSON route has.
+    func handleJSON(_ request: Request) throws -> Response {
         let head = request.head
-        do {
-            var body: [String: JSON] = [:]
-            if !request.body.isEmpty, head.method != "GET" {
-                guard case .object(let o) = try JSON.parse(request.body) else {
-                    throw ParseError(.invalidJSON, "Invalid JSON body: expected an object.")
-                }
-                body = o
+        var body: [String: JSON] = [:]
+        if !request.body.isEmpty, head.method != "GET" {
+            guard case .object(let o) = try JSON.parse(request.body) else {
+                throw ParseError(.invalidJSON, "Invalid JSON body: expected an object.")
             }
-            var credentials = Credentials(headers: head.headers)
-            credentials.takeOverrides(from: &body, config: config)
-            guard credentials.isAuthorized(config) else { throw PlainError.unauthorized }
-            var method = head.method == "PATCH" ? "PUT" : head.method
-            if method == "HEAD" { method = "GET" }
-            if method == "POST", let m = body["_method"]?.stringValue {
-                method = m.uppercased()
-                body["_method"] = nil
-            }
-            var params: [String: JSON] = [:]
-            if method == "GET" {
-                if head.method == "POST" {
-                    params = body
-                } else {
-                    for (k, v) in head.query { params[k] = (try? JSON.parse(v)) ?? .string(v) }
-                }
-            }
-            let segments = Array(head.path.dropFirst(config.mountPath.count).split(separator: "/").map { percentDecode($0) })
-            let auth = try authenticate(credentials, segments: segments)
-            let api = APIRequest(method: method, segments: segments, params: params, body: body, auth: auth, credentials: credentials)
-            return Render.api(try dispatch(api))
-        } catch {
-            return Render.error(error, logger: logger, requestID: head.requestID)
+            body = o
         }
+        var credentials = Credentials(headers: head.headers)
+        credentials.takeOverrides(from: &body, config: config)
+        guard credentials.isAuthorized(config) else { throw PlainError.unauthorized }
+        var method = head.method == "PATCH" ? "PUT" : head.method
+        if method == "HEAD" { method = "GET" }
+        if method == "POST", let m = body["_method"]?.stringValue {
+            method = m.uppercased()
+            body["_method"] = nil
+        }
+        var params: [String: JSON] = [:]
+        if method == "GET" {
+            if head.method == "POST" {
+                params = body
+            } else {
+                for (k, v) in head.query { params[k] = (try? JSON.parse(v)) ?? .string(v) }
+            }
+        }
+        let segments = Array(head.path.dropFirst(config.mountPath.count).split(separator: "/").map { percentDecode($0) })
+        let auth = try authenticate(credentials, segments: segments)
+        let api = APIRequest(method: method, segments: segments, params: params, body: body, auth: auth, credentials: credentials)
+        return Render.api(try route(api))
+    }
+
+    /// Answers `r` with the JSON route its method and segments match.
+    /// - Throws: what the route throws; `PlainError` 404 `not found` when no route matches.
+    func route(_ r: APIRequest) throws -> APIResponse {
+        guard let match = jsonRoutes.match(method: r.method, segments: r.segments) else {
+            throw PlainError(status: 404, message: "not found")
+        }
+        var r = r
+        r.pathParameters = match.parameters
+        return try match.target(self, r)
     }
 
     /// Resolves the caller. An invalid session token fails every route but `/login` and
@@ -110,102 +136,9 @@ public final class ParseAPI: Sendable {
         }
     }
 
-    func dispatch(_ r: APIRequest) throws -> APIResponse {
-        let s = r.segments
-        switch (r.method, s.count, s.first) {
-        case (_, 2, "classes"):
-            return try classRoute(r, className: s[1], objectId: nil)
-        case (_, 3, "classes"):
-            return try classRoute(r, className: s[1], objectId: s[2])
-        case (_, 1, "users"):
-            return try classRoute(r, className: "_User", objectId: nil)
-        case ("GET", 2, "users") where s[1] == "me":
-            return .ok(.object(try users.me(auth: r.auth)))
-        case (_, 2, "users"):
-            return try classRoute(r, className: "_User", objectId: s[1])
-        case ("GET", 1, "login"), ("POST", 1, "login"):
-            let p = r.method == "GET" && !r.params.isEmpty ? r.params : r.body.merging(r.params) { a, _ in a }
-            return .ok(.object(try users.logIn(username: p["username"]?.stringValue, email: p["email"]?.stringValue,
-                                               password: p["password"]?.stringValue, installationId: r.auth.installationId)))
-        case ("POST", 1, "logout"):
-            try users.logout(auth: r.auth)
-            return .ok([:])
-        case ("GET", 2, "sessions") where s[1] == "me":
-            return .ok(.object(try users.currentSession(auth: r.auth)))
-        case (_, 1, "sessions"):
-            return try classRoute(r, className: "_Session", objectId: nil)
-        case (_, 2, "sessions"):
-            return try classRoute(r, className: "_Session", objectId: s[1])
-        case ("POST", 1, "batch"):
-            return try batch(r)
-        case ("POST", 2, "functions"):
-            guard let f = functions[s[1]] else { throw ParseError(.scriptFailed, "Invalid function: \"\(s[1])\"") }
-            return .ok(["result": try f(r.body, r.auth)])
-        case ("DELETE", 2, "files"):
-            guard r.auth.isMaster else { throw PlainError.masterKeyRequired }
-            try files.delete(name: s[1])
-            return .ok([:])
-        default:
-            throw PlainError(status: 404, message: "not found")
-        }
-    }
-
-    // MARK: classes
-
-    func classRoute(_ r: APIRequest, className: String, objectId: String?) throws -> APIResponse {
-        try objects.validateClassName(className)
-        let base = config.publicServerURL
-        switch (r.method, objectId) {
-        case ("GET", nil):
-            var options = try FindOptions.parse(r.params)
-            var extra: Predicate?
-            if className == "_Session", !r.auth.isMaster {
-                guard let uid = r.auth.userId else { throw ParseError(.invalidSessionToken, "Session token required.") }
-                extra = .compare("user", .eq, .pointer(className: "_User", objectId: uid))
-            }
-            if options.limit == nil { options.limit = config.defaultLimit }
-            return .ok(try objects.find(className: className, options: options, auth: r.auth, extraPredicate: extra))
-        case ("GET", let id?):
-            let options = try FindOptions.parse(r.params, allowed: ["keys", "include", "excludeKeys"])
-            return .ok(.object(try objects.get(className: className, objectId: id, options: options, auth: r.auth)))
-        case ("POST", nil):
-            if className == "_User" {
-                let (id, body, created) = try users.signUp(body: r.body, auth: r.auth)
-                var response = APIResponse.created(.object(body), location: "\(base)/users/\(id)")
-                if !created { response.status = 200 }  // an authData login of an existing user
-                return response
-            }
-            if className == "_Session" { throw ParseError(.operationForbidden, "Sessions are created by signing up or logging in.") }
-            let result = try objects.create(className: className, body: r.body, auth: r.auth)
-            var json = result.changed
-            json["objectId"] = .string(result.objectId)
-            json["createdAt"] = .string(result.createdAt.iso)
-            return .created(.object(json), location: "\(base)/classes/\(className)/\(result.objectId)")
-        case ("PUT", let id?):
-            let (updatedAt, changed): (ParseDate, [String: JSON])
-            if className == "_User" {
-                (updatedAt, changed) = try users.update(userId: id, body: r.body, auth: r.auth)
-            } else if className == "_Session" && !r.auth.isMaster {
-                throw ParseError(.operationForbidden, "Sessions cannot be modified.")
-            } else {
-                (updatedAt, changed) = try objects.update(className: className, objectId: id, body: r.body, auth: r.auth)
-            }
-            var json = changed
-            json["updatedAt"] = .string(updatedAt.iso)
-            return .ok(.object(json))
-        case ("DELETE", let id?):
-            if className == "_User" { try users.delete(userId: id, auth: r.auth) } else {
-                try objects.delete(className: className, objectId: id, auth: r.auth)
-            }
-            return .ok([:])
-        default:
-            throw PlainError(status: 404, message: "not found")
-        }
-    }
-
     // MARK: batch
 
-    /// `POST /batch`: each sub-request runs through `dispatch` with the batch's auth.
+    /// `POST /batch`: each sub-request is routed on `jsonRoutes` with the batch's auth.
     /// - Throws: 107 `requests must be an array`; sub-request failures become `{"error":…}` entries.
     /// - Source: parse-rest-api.md §7.
     func batch(_ r: APIRequest) throws -> APIResponse {
@@ -225,7 +158,7 @@ public final class ParseAPI: Sendable {
                 let sub = APIRequest(method: method == "PATCH" ? "PUT" : method, segments: segs,
                                      params: method == "GET" ? body : [:], body: method == "GET" ? [:] : body,
                                      auth: r.auth, credentials: r.credentials)
-                results.append(["success": try dispatch(sub).json])
+                results.append(["success": try route(sub).json])
             } catch let e as ParseError {
                 results.append(["error": ["code": .number(Double(e.code.rawValue)), "error": .string(e.message)]])
             } catch let e as PlainError {

@@ -33,7 +33,7 @@ public struct WebApp: Sendable {
             return .immediate(.json(config.json, headers: h))
         }
         router.add("POST", "/auth/facebook/exchange") { [self] _ in
-            .buffered(maxBodyBytes: 16 << 10) { request in self.exchange(request) }
+            .buffered(maxBodyBytes: 16 << 10) { request in try self.exchange(request) }
         }
         router.add("GET", "/*path") { [self] head in .immediate(self.file(head)) }
     }
@@ -79,24 +79,21 @@ public struct WebApp: Sendable {
     /// `POST /auth/facebook/exchange {"code","redirectUri"}` → `{"id","name","access_token","expiration_date"}`: the
     /// browser's half of the authorization-code flow. The page then signs in with `POST /parse/users`
     /// `{"authData":{"facebook":{…}}}` as any Parse client does, and the server checks the token again there.
-    /// - Throws (rendered): 107 for a bad body, 252 without Facebook login, 101 for a refused code, 141 when Graph is down.
-    func exchange(_ request: Request) -> Response {
-        do throws(ParseError) {
-            guard let facebook else { throw ParseError(.unsupportedService, "Facebook login is not configured on this server.") }
-            guard case .object(let body)? = try? JSON.parse(request.body),
-                  let code = body["code"]?.stringValue, !code.isEmpty, code.utf8.count < 2048,
-                  let redirect = body["redirectUri"]?.stringValue, !redirect.isEmpty, redirect.utf8.count < 2048 else {
-                throw ParseError(.invalidJSON, "Send {\"code\": …, \"redirectUri\": …}.")
-            }
-            let result = try facebook.exchange(code: code, redirectURI: redirect)
-            let expires = ParseDate(millisecondsSince1970: ParseDate.now().millisecondsSince1970
-                                    + Int64(result.expiresInSeconds ?? 60 * 86_400) * 1000)
-            var out: [String: JSON] = ["id": .string(result.id), "access_token": .string(result.accessToken),
-                                       "expiration_date": .string(expires.iso)]
-            if let name = result.name { out["name"] = .string(name) }
-            return .json(.object(out))
-        } catch {
-            return .json(error.json, status: error.status)
+    /// - Throws: 107 for a bad body, 252 without Facebook login, 101 for a refused code, 141 when Graph is
+    ///   down; rendered by the server's `errorRenderer` (`{"code","error"}`, no CORS headers on the page's routes).
+    func exchange(_ request: Request) throws(ParseError) -> Response {
+        guard let facebook else { throw ParseError(.unsupportedService, "Facebook login is not configured on this server.") }
+        guard case .object(let body)? = try? JSON.parse(request.body),
+              let code = body["code"]?.stringValue, !code.isEmpty, code.utf8.count < 2048,
+              let redirect = body["redirectUri"]?.stringValue, !redirect.isEmpty, redirect.utf8.count < 2048 else {
+            throw ParseError(.invalidJSON, "Send {\"code\": …, \"redirectUri\": …}.")
         }
+        let result = try facebook.exchange(code: code, redirectURI: redirect)
+        let expires = ParseDate(millisecondsSince1970: ParseDate.now().millisecondsSince1970
+                                + Int64(result.expiresInSeconds ?? 60 * 86_400) * 1000)
+        var out: [String: JSON] = ["id": .string(result.id), "access_token": .string(result.accessToken),
+                                   "expiration_date": .string(expires.iso)]
+        if let name = result.name { out["name"] = .string(name) }
+        return .json(.object(out))
     }
 }

@@ -171,10 +171,16 @@ enum ServeCommand {
         let store = try makeFileStore(o, dataDir: dataDir)
         try WallSchema.createClasses(database)
 
-        // The public URL needs the bound port when port 0 was asked for, so bind first.
+        let stall = o.value("upload-stall-timeout", env: ["PHOTOWALL_UPLOAD_STALL_TIMEOUT"]) ?? "5"
+        guard let stallSeconds = Double(stall), stallSeconds > 0 else { throw UsageError(description: "bad --upload-stall-timeout '\(stall)'") }
+        let writerStallLimit = Duration.milliseconds(Int64(stallSeconds * 1000))
+        // Every error, the engine's refusals included, is answered by the API's one renderer.
+        httpConfig.errorRenderer = APIErrorRenderer(mountPath: config.mountPath, uploadStallLimit: writerStallLimit, logger: logger).render
+
+        // The public URL needs the bound port when port 0 was asked for, so bind first; until the routes
+        // are set below, every request is answered 503 {"status":"starting"} with Retry-After: 1.
         let publicURLOption = o.value("public-url", env: ["PARSE_PUBLIC_SERVER_URL", "PARSE_SERVER_PUBLIC_SERVER_URL"])
-        let box = APIBox()
-        let server = HTTPServer(configuration: httpConfig, router: Router(fallback: { head in box.plan(head) }))
+        let server = HTTPServer(configuration: httpConfig, whileStarting: ParseAPI.starting)
         let boundPort = try server.start()
         let shownHost = host == "0.0.0.0" ? "127.0.0.1" : host
         config.publicServerURL = publicURLOption ?? "http://\(shownHost):\(boundPort)\(config.mountPath)"
@@ -228,22 +234,21 @@ enum ServeCommand {
         guard let reaperSeconds = Double(reaper), reaperSeconds > 0 else { throw UsageError(description: "bad --upload-reaper-interval '\(reaper)'") }
         let orphanAge = o.value("upload-orphan-age", env: ["PHOTOWALL_UPLOAD_ORPHAN_AGE"]) ?? "86400"
         guard let orphanSeconds = Int64(orphanAge), orphanSeconds > 0 else { throw UsageError(description: "bad --upload-orphan-age '\(orphanAge)'") }
-        let stall = o.value("upload-stall-timeout", env: ["PHOTOWALL_UPLOAD_STALL_TIMEOUT"]) ?? "5"
-        guard let stallSeconds = Double(stall), stallSeconds > 0 else { throw UsageError(description: "bad --upload-stall-timeout '\(stall)'") }
         let uploads = UploadService(records: database, fileRecords: database, parts: try Self.uploadParts(for: store, dataDir: dataDir), files: files,
                                     config: config, expirySeconds: expirySeconds,
-                                    writerStallLimit: .milliseconds(Int64(stallSeconds * 1000)), logger: logger)
+                                    writerStallLimit: writerStallLimit, logger: logger)
         // The installed extension's leftovers (the wall: thumbnails of a save that died) go with the uploads'.
         uploads.startReaper(intervalSeconds: reaperSeconds, orphanAgeSeconds: orphanSeconds, otherSweeps: [objects.sweepLeftovers])
         let api = ParseAPI(config: config, objects: objects, users: users, files: files, uploads: uploads,
-                           fileAccess: objects.fileAccess, functions: objects.functions, logger: logger)
+                           fileAccess: objects.fileAccess, functions: objects.functions,
+                           objectReadsAreLocal: !(database is PostgresAdapter), logger: logger)
         var apiRouter = Router()
         api.register(on: &apiRouter)
         // With presigned downloads, wall images load from the S3 endpoint: the page must allow it.
         let directOrigin = (store as? S3FileStore).flatMap { $0.presignedURLSeconds == nil ? nil : $0.client.configuration.endpoint }
         let web = try webApp(o, config: config, facebook: facebook, imageOrigin: directOrigin)
         web?.register(on: &apiRouter)
-        box.set(apiRouter)
+        server.route(apiRouter)
 
         Terminal.write("""
             PhotoWall listening on http://\(shownHost):\(boundPort)\(config.mountPath)
@@ -329,23 +334,5 @@ extension ServeCommand {
             origins.append("\(scheme)://\(host)\(u.port.map { ":\($0)" } ?? "")")
         }
         return WebApp(assets: assets, config: webConfig, facebook: facebook, extraOrigins: origins)
-    }
-}
-
-/// Holds the API router, set once after the server has bound its port (the public URL needs it).
-/// Requests that arrive before it is set get 503 `{"status":"starting"}` (parse-server's health shape).
-final class APIBox: Sendable {
-    private let router = SetOnce<Router>()
-
-    func set(_ r: Router) { router.set(r) }
-
-    func plan(_ head: RequestHead) -> RoutePlan {
-        guard let r = router.get() else {
-            var h = HTTPHeaders()
-            h.add("Retry-After", "1")
-            return .immediate(.json(["status": "starting"], status: 503, headers: h))
-        }
-        var head = head
-        return r.resolve(&head)
     }
 }

@@ -18,7 +18,7 @@ final class UploadProbe: Sendable {
 func uploadRouter(directory: String, maxBodyBytes: Int, probe: UploadProbe) -> Router {
     var router = Router()
     router.add("PUT", "/upload/:name") { _ in
-        .streamed(maxBodyBytes: maxBodyBytes, open: { head in
+        .streamed(maxBodyBytes: maxBodyBytes, open: { head -> StreamOpenResult<FileSink> in
             probe.opened.update { $0 += 1 }
             if head.headers["Authorization"] == "deny" { return .respond(.json(["error": "unauthorized"], status: 401)) }
             let sink = FileSink(path: "\(directory)/\(head.pathParameters["name"]!)")
@@ -26,7 +26,7 @@ func uploadRouter(directory: String, maxBodyBytes: Int, probe: UploadProbe) -> R
             return .sink(sink)
         }, handler: { _, sink in
             probe.handled.update { $0 += 1 }
-            let bytes = (sink as! FileSink).finish()
+            let bytes = sink.finish()
             return .json(["bytes": .number(Double(bytes))])
         })
     }

@@ -2,6 +2,7 @@ import PhotoWallCore
 @testable import PhotoWallHTTP
 import PhotoWallTesting
 import Testing
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -135,4 +136,77 @@ struct ConcurrencyTests {
             #expect(try first.request("GET", "/x").status == 200)
         }
     }
+}
+
+@Suite("Streamed open off the event thread")
+struct StreamedOpenTests {
+    /// A streamed route's `open` (which may look up a session: a network round trip on PostgreSQL) runs
+    /// on a worker, not on the event thread: with ONE event thread, while an upload's `open` is blocked,
+    /// another request on another connection is answered, and only then is the upload let through.
+    /// (On an engine that ran `open` on the event thread, `/ping` would wait behind it and its client
+    /// time out, the semaphore is signalled by no one, and both fail.)
+    @Test func aBlockedOpenDoesNotHoldUpOtherConnections() throws {
+        let openEntered = DispatchSemaphore(value: 0)
+        let releaseOpen = DispatchSemaphore(value: 0)
+        let order = Box<[String]>([])
+        var router = Router()
+        router.add("PUT", "/upload") { _ in
+            .streamed(maxBodyBytes: 1024, open: { _ in
+                openEntered.signal()
+                // Released by the test once /ping was answered; the 10 s cap only keeps a broken
+                // engine from hanging the suite (the test then fails on the order below).
+                _ = releaseOpen.wait(timeout: .now() + 10)
+                order.update { $0.append("open returned") }
+                return .sink(CountingSink())
+            }, handler: { _, sink in
+                .json(["bytes": .number(Double(sink.count))])
+            })
+        }
+        router.add("GET", "/ping") { _ in .immediate(.text("pong", status: 200)) }
+        try withServer(router, configure: { $0.eventThreads = 1 }) { _, port, _ in
+            let upload = Box<TestHTTPResponse?>(nil)
+            let uploader = TestThread {
+                let response = try? TestHTTPClient(port: port).request("PUT", "/upload", body: Array("hello".utf8))
+                upload.update { $0 = response }
+            }
+            #expect(openEntered.wait(timeout: .now() + 5) == .success)
+            let ping = try TestHTTPClient(port: port, timeoutSeconds: 3).request("GET", "/ping")
+            order.update { $0.append("ping answered") }
+            releaseOpen.signal()
+            #expect(uploader.join())
+            #expect(ping.status == 200)
+            #expect(ping.text == "pong")
+            #expect(order.value == ["ping answered", "open returned"])
+            #expect(upload.value?.status == 200)
+            #expect(upload.value?.text == #"{"bytes":5}"#)
+        }
+    }
+
+    /// What `open` throws is rendered by the configuration's `errorRenderer`, and the body is not read.
+    @Test func aThrowingOpenIsRenderedByTheErrorRenderer() throws {
+        struct Refused: Error {}
+        var router = Router()
+        router.add("PUT", "/upload") { _ in
+            .streamed(maxBodyBytes: 1024, open: { _ -> StreamOpenResult<CountingSink> in throw Refused() },
+                      handler: { _, _ in .text("never", status: 200) })
+        }
+        try withServer(router, configure: {
+            $0.errorRenderer = { error, head in .text(error is Refused ? "refused \(head.path)" : "other", status: 403) }
+        }) { _, port, _ in
+            let response = try TestHTTPClient(port: port).request("PUT", "/upload", body: Array("hello".utf8))
+            #expect(response.status == 403)
+            #expect(response.text == "refused /upload")
+        }
+    }
+}
+
+/// Counts the body bytes it receives.
+final class CountingSink: RequestBodySink {
+    private let bytes = Box(0)
+    var count: Int { bytes.value }
+    func write(_ piece: UnsafeRawBufferPointer) throws {
+        let n = piece.count
+        bytes.update { $0 += n }
+    }
+    func abort() {}
 }

@@ -71,6 +71,53 @@ struct RoutingTests {
         }
     }
 
+    /// A server whose routes need its bound port: until `route(_:)`, every request gets `whileStarting`
+    /// (body not read); then the routes answer, with the matched pattern in `routePattern`.
+    @Test func routesSetAfterStartAnswerStartingUntilThen() throws {
+        var configuration = HTTPServer.Configuration(logger: Logger(label: "http-test", level: .warning))
+        configuration.eventThreads = 1
+        configuration.workerThreads = 2
+        let server = HTTPServer(configuration: configuration, whileStarting: .text("starting", status: 503))
+        let port = try server.start()
+        defer { server.shutdown(gracePeriodSeconds: 1) }
+        let client = try TestHTTPClient(port: port)
+        let before = try client.request("POST", "/items/7", body: Array("ignored".utf8))
+        #expect(before.status == 503)
+        #expect(before.text == "starting")
+        var router = Router()
+        router.add("GET", "/items/:id") { head in .immediate(.text("\(head.routePattern) \(head.pathParameters["id"]!)", status: 200)) }
+        server.route(router)
+        let after = try client.request("GET", "/items/7")
+        #expect(after.status == 200)
+        #expect(after.text == "/items/:id 7")
+        #expect(try client.request("GET", "/other").status == 404)
+    }
+
+    /// The engine's own refusals (here 404 for no route and 413 for a declared length over the limit) are
+    /// answered by the configuration's `errorRenderer`, as are errors handlers throw.
+    @Test func refusalsAndThrownErrorsGoThroughTheErrorRenderer() throws {
+        struct Teapot: Error {}
+        var router = Router()
+        router.add("POST", "/small") { _ in .buffered(maxBodyBytes: 2) { _ in .text("ok", status: 200) } }
+        router.add("GET", "/throws") { _ in .buffered(maxBodyBytes: 0) { _ in throw Teapot() } }
+        try withServer(router, configure: {
+            $0.errorRenderer = { error, head in
+                let name = (error as? HTTPError).map { "http \($0.status)" } ?? (error is Teapot ? "teapot" : "other")
+                return .text("\(name) at \(head.path)", status: (error as? HTTPError)?.status ?? 418)
+            }
+        }) { _, port, _ in
+            let missing = try TestHTTPClient(port: port).request("GET", "/nope")
+            #expect(missing.status == 404)
+            #expect(missing.text == "http 404 at /nope")
+            let large = try TestHTTPClient(port: port).request("POST", "/small", body: Array("four".utf8))
+            #expect(large.status == 413)
+            #expect(large.text == "http 413 at /small")
+            let thrown = try TestHTTPClient(port: port).request("GET", "/throws")
+            #expect(thrown.status == 418)
+            #expect(thrown.text == "teapot at /throws")
+        }
+    }
+
     @Test func headersArriveInOrder() throws {
         let seen = Box<[String]>([])
         var router = Router()

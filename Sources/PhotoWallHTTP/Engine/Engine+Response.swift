@@ -7,11 +7,12 @@ import Glibc
 extension Engine {
     /// Turns a `Response` into an MHD response with `X-Request-Id` (and `Connection: close` while
     /// shutting down). Runs on a worker or an event thread; file bodies are opened here.
-    func prepare(_ response: Response, requestID: String) -> PreparedResponse {
+    func prepare(_ response: Response, head: RequestHead) -> PreparedResponse {
+        let requestID = head.requestID
         let status = response.status
         if !(200...599).contains(status) {
             logger.error("handler returned an invalid status, sending 500", ["status": "\(status)", "request.id": requestID])
-            return prepare(Engine.internalError, requestID: requestID)
+            return prepare(render(HTTPError.internalServerError, head), head: head)
         }
         let raw: OpaquePointer
         switch response.body {
@@ -25,8 +26,8 @@ extension Engine {
             switch openFileBody(path: path, offset: offset, length: length, requestID: requestID) {
             case .success(let fileResponse):
                 raw = fileResponse
-            case .failure(let fallback):
-                return prepare(fallback.response, requestID: requestID)
+            case .failure(let failure):
+                return prepare(render(failure.error, head), head: head)
             }
         }
         for (name, value) in response.headers where Engine.isForwardable(name: name, value: value) {
@@ -41,7 +42,7 @@ extension Engine {
         return PreparedResponse(raw: raw, status: status)
     }
 
-    struct FileBodyError: Error { var response: Response }
+    struct FileBodyError: Error { var error: HTTPError }
 
     /// Opens `path` and wraps `length` bytes from `offset` in an fd response; MHD closes the fd.
     private func openFileBody(path: String, offset: Int64, length: Int64, requestID: String)
@@ -50,8 +51,7 @@ extension Engine {
         guard fd >= 0 else {
             let code = errno
             logger.warning("file response cannot be opened", ["errno": "\(code)", "request.id": requestID])
-            return .failure(FileBodyError(response: code == ENOENT
-                ? .json(["error": "not found"], status: 404) : Engine.internalError))
+            return .failure(FileBodyError(error: code == ENOENT ? .notFound : .internalServerError))
         }
         var info = stat()
         let (end, overflow) = offset.addingReportingOverflow(length)
@@ -59,16 +59,19 @@ extension Engine {
               offset >= 0, length >= 0, !overflow, end <= Int64(info.st_size) else {
             close(fd)
             logger.error("file response range is outside the file", ["request.id": requestID])
-            return .failure(FileBodyError(response: Engine.internalError))
+            return .failure(FileBodyError(error: .internalServerError))
         }
         guard let raw = MHD_create_response_from_fd_at_offset64(UInt64(length), fd, UInt64(offset)) else {
             close(fd)
-            return .failure(FileBodyError(response: Engine.internalError))
+            return .failure(FileBodyError(error: .internalServerError))
         }
         return .success(raw) // the response now owns fd
     }
 
-    static let internalError = Response.json(["error": "internal server error"], status: 500)
+    /// `error` as the configuration's `errorRenderer` answers it.
+    func render(_ error: any Error, _ head: RequestHead) -> Response {
+        configuration.errorRenderer(error, head)
+    }
 
     /// Headers the engine passes on. libmicrohttpd writes framing itself (`Content-Length`,
     /// `Transfer-Encoding`); `X-Request-Id` is always the engine's; CR, LF and NUL never go out.

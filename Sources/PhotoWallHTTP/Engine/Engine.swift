@@ -7,7 +7,8 @@ import Synchronization
 /// One `Engine` per running daemon. `HTTPServer` keeps it retained (as the callbacks' `cls`) from
 /// `MHD_start_daemon` until `MHD_stop_daemon` has returned.
 final class Engine: Sendable {
-    let router: Router
+    /// The server's routes (set once after start by `HTTPServer.route(_:)` for a starting server).
+    let routes: Routes
     let configuration: HTTPServer.Configuration
     let logger: Logger
     let workers: WorkerPool
@@ -19,8 +20,8 @@ final class Engine: Sendable {
     /// Set when shutdown gives up waiting: no further handler may be dispatched.
     private let stopping = Atomic<Bool>(false)
 
-    init(router: Router, configuration: HTTPServer.Configuration) {
-        self.router = router
+    init(routes: Routes, configuration: HTTPServer.Configuration) {
+        self.routes = routes
         self.configuration = configuration
         self.logger = configuration.logger
         self.workers = WorkerPool(threadCount: configuration.workerThreads, name: "http-worker")
@@ -47,7 +48,7 @@ final class Engine: Sendable {
         // First call: the head is complete, no body byte has been read (nor `100 Continue` sent).
         var (head, chunked, expectsContinue) = readHead(connection: connection, url: url, method: method)
         let framingError = Engine.framingError(head.headers)
-        let plan = framingError == nil ? router.resolve(&head) : .immediate(Response())
+        let plan = framingError == nil ? routes.current.resolve(&head) : .immediate(Response())
         let context = RequestContext(head: head, chunked: chunked, expectsContinue: expectsContinue)
         registry.withLock { $0[ObjectIdentifier(context)] = context }
         // Retain rule: this +1 lives in MHD's per-request slot until engineRequestCompleted, which MHD
@@ -57,7 +58,7 @@ final class Engine: Sendable {
             // Where the body ends is ambiguous, so nothing after the head can be trusted: answer at once
             // (0.9.75 closes a connection answered from the headers-only first call) and say so.
             logger.notice("ambiguous request framing, closing", ["request.id": head.requestID, "reason": framingError])
-            var response = Response.json(["error": .string(framingError)], status: 400)
+            var response = render(HTTPError(status: 400, message: framingError), head)
             response.headers.set("Connection", "close")
             return queueNow(context, response, connection: connection)
         }
@@ -69,27 +70,65 @@ final class Engine: Sendable {
         switch plan {
         case .immediate(let response):
             return answerWithoutBody(context, response, connection: connection)
+        case .refuse(let error):
+            return answerWithoutBody(context, render(error, head), connection: connection)
         case .buffered(let maxBodyBytes, let handler), .inline(let maxBodyBytes, let handler):
             if let length = head.contentLength, length > maxBodyBytes {
-                return queueNow(context, Engine.payloadTooLarge, connection: connection)
+                return queueNow(context, render(HTTPError.payloadTooLarge, head), connection: connection)
             }
             context.body.reserveCapacity(min(head.contentLength ?? 0, 1 << 20))
             if case .inline = plan { context.phase = .buffering(maxBodyBytes: maxBodyBytes, handler: handler, inline: true) } else {
                 context.phase = .buffering(maxBodyBytes: maxBodyBytes, handler: handler, inline: false)
             }
             return .YES
-        case .streamed(let maxBodyBytes, let open, let handler):
-            if let length = head.contentLength, length > maxBodyBytes {
-                return queueNow(context, Engine.payloadTooLarge, connection: connection)
+        case .stream(let route):
+            if let length = head.contentLength, length > route.maxBodyBytes {
+                return queueNow(context, render(HTTPError.payloadTooLarge, head), connection: connection)
             }
-            switch open(head) {
-            case .respond(let response):
-                return answerWithoutBody(context, response, connection: connection)
-            case .sink(let sink):
-                context.sink = sink
-                context.phase = .streaming(maxBodyBytes: maxBodyBytes, handler: handler, sink: sink)
-                return .YES
+            // `open` may look up a session or a record (a network round trip on PostgreSQL): it runs on a
+            // worker while the connection is suspended. After the resume MHD calls the access handler
+            // again, still before any body byte (and before `100 Continue`), and `opened` takes over.
+            return suspendAndRun(context, connection: connection, phase: .opening(route)) {
+                .opened(Result { try route.open(head) })
             }
+        }
+    }
+
+    /// The access-handler call after a streamed route's `open` returned on a worker.
+    private func opened(_ context: RequestContext, connection: OpaquePointer) -> MHD_Result {
+        enum Next { case wait, go(Result<OpenedStream, any Error>), close }
+        let next = context.handoff.withLock { state -> Next in
+            switch state {
+            case .opened(let outcome):
+                state = .engine
+                return .go(outcome)
+            case .suspended:
+                return .wait
+            case .engine, .ready, .abandoned, .finished:
+                return .close
+            }
+        }
+        let head = context.head
+        switch next {
+        case .wait:
+            return .YES
+        case .close:
+            return .NO
+        case .go(.failure(let error as HTTPError)) where error.status == HTTPError.payloadTooLarge.status:
+            return queueNow(context, render(error, head), connection: connection)
+        case .go(.failure(let error)):
+            return answerWithoutBody(context, render(error, head), connection: connection)
+        case .go(.success(.respond(let response))):
+            return answerWithoutBody(context, response, connection: connection)
+        case .go(.success(.stream(let body))):
+            context.sink = body.sink
+            if let length = head.contentLength, length > body.maxBodyBytes {
+                context.sinkAborted = true
+                body.sink.abort()
+                return queueNow(context, render(HTTPError.payloadTooLarge, head), connection: connection)
+            }
+            context.phase = .streaming(body)
+            return .YES
         }
     }
 
@@ -116,20 +155,22 @@ final class Engine: Sendable {
             guard let uploadData else { return .NO }
             return receive(context, UnsafeRawBufferPointer(start: uploadData, count: size))
         }
+        let head = context.head
         switch context.phase {
         case .discarding(let response):
             return queueNow(context, response, connection: connection)
         case .buffering(_, let handler, let inline):
-            let request = Request(head: context.head, body: context.body)
+            let request = Request(head: head, body: context.body)
             context.body = []
             if inline {
                 context.handlerStarted = true
-                return queueNow(context, handler(request), connection: connection)
+                return queueNow(context, respond(head) { try handler(request) }, connection: connection)
             }
-            return dispatch(context, connection: connection) { handler(request) }
-        case .streaming(_, let handler, let sink):
-            let head = context.head
-            return dispatch(context, connection: connection) { handler(head, sink) }
+            return dispatch(context, connection: connection) { [self] in respond(head) { try handler(request) } }
+        case .opening:
+            return opened(context, connection: connection)
+        case .streaming(let body):
+            return dispatch(context, connection: connection) { [self] in respond(head) { try body.finish(head) } }
         case .dispatched:
             return queueHandlerResponse(context, connection: connection)
         case .responded:
@@ -143,10 +184,10 @@ final class Engine: Sendable {
         case .buffering(let maxBodyBytes, _, _):
             guard context.bodyBytes <= maxBodyBytes else { return bodyOverLimit(context, maxBodyBytes) }
             context.body.append(contentsOf: bytes)
-        case .streaming(let maxBodyBytes, _, let sink):
-            guard context.bodyBytes <= maxBodyBytes else { return bodyOverLimit(context, maxBodyBytes) }
+        case .streaming(let body):
+            guard context.bodyBytes <= body.maxBodyBytes else { return bodyOverLimit(context, body.maxBodyBytes) }
             do {
-                try sink.write(bytes)
+                try body.sink.write(bytes)
             } catch {
                 logger.notice("request body sink failed, closing connection",
                               ["request.id": context.head.requestID, "error": "\(error)"])
@@ -154,8 +195,8 @@ final class Engine: Sendable {
             }
         case .discarding:
             guard context.bodyBytes - context.discardingSince <= configuration.discardBodyLimitBytes else { return .NO }
-        case .dispatched, .responded:
-            return .NO // MHD delivers no body after the final call; refuse rather than guess
+        case .opening, .dispatched, .responded:
+            return .NO // no body before `open` returned, nor after the final call; refuse rather than guess
         }
         return .YES
     }
@@ -173,16 +214,34 @@ final class Engine: Sendable {
         }
         context.body = []
         context.discardingSince = context.bodyBytes
-        context.phase = .discarding(Engine.payloadTooLarge)
+        context.phase = .discarding(render(HTTPError.payloadTooLarge, context.head))
         return .YES
     }
 
     // MARK: - Worker hand-off
 
-    /// Suspends the connection and runs `work` on the worker pool; the response comes back through
-    /// `context.handoff` and is queued when MHD calls the access handler after the resume.
+    /// The handler's response, or what it threw as `errorRenderer` renders it.
+    private func respond(_ head: RequestHead, _ handler: () throws -> Response) -> Response {
+        do { return try handler() } catch { return render(error, head) }
+    }
+
+    /// Runs a handler on the worker pool (see `suspendAndRun`); its response is queued when MHD calls
+    /// the access handler after the resume.
     private func dispatch(_ context: RequestContext, connection: OpaquePointer,
                           _ work: @escaping @Sendable () -> Response) -> MHD_Result {
+        let head = context.head
+        let result = suspendAndRun(context, connection: connection, phase: .dispatched) { [self] in
+            .ready(prepare(work(), head: head))
+        }
+        // Read only by this request's MHD callbacks, which cannot run before the resume.
+        if result == .YES { context.handlerStarted = true }
+        return result
+    }
+
+    /// Suspends the connection, enters `phase` and runs `work` on the worker pool; its result comes back
+    /// through `context.handoff`, and MHD calls the access handler again after the resume.
+    private func suspendAndRun(_ context: RequestContext, connection: OpaquePointer, phase: RequestContext.Phase,
+                               _ work: @escaping @Sendable () -> Handoff) -> MHD_Result {
         let connectionBits = UInt(bitPattern: connection)
         // `stopping` is read under the context's lock, which shutdown's sweep takes after setting it: the
         // sweep either finds this connection suspended (and resumes it) or this call sees `stopping`.
@@ -193,26 +252,28 @@ final class Engine: Sendable {
             return true
         }
         guard accepted else { return .NO }
-        context.phase = .dispatched
-        context.handlerStarted = true
-        let requestID = context.head.requestID
+        context.phase = phase
         workers.submit { [self] in
-            let response = work()
-            complete(context, with: prepare(response, requestID: requestID))
+            complete(context, with: work())
         }
         return .YES
     }
 
-    /// Worker thread: hands the response to the event thread and resumes the connection, unless the
-    /// request was abandoned or finished meanwhile.
-    private func complete(_ context: RequestContext, with prepared: PreparedResponse) {
+    /// Worker thread: hands the result to the event thread and resumes the connection, unless the
+    /// request was abandoned or finished meanwhile (then the result is released here).
+    private func complete(_ context: RequestContext, with result: Handoff) {
         let handedOver = context.handoff.withLock { state -> Bool in
             guard case .suspended(let connectionBits) = state else { return false }
-            state = .ready(prepared)
+            state = result
             MHD_resume_connection(OpaquePointer(bitPattern: connectionBits))
             return true
         }
-        if !handedOver { prepared.destroy() }
+        guard !handedOver else { return }
+        switch result {
+        case .ready(let prepared): prepared.destroy()
+        case .opened(.success(.stream(let body))): body.sink.abort()
+        default: break
+        }
     }
 
     private func queueHandlerResponse(_ context: RequestContext, connection: OpaquePointer) -> MHD_Result {
@@ -224,7 +285,7 @@ final class Engine: Sendable {
                 return .queue(prepared)
             case .suspended:
                 return .wait // not resumed by us: nothing to send yet
-            case .engine, .abandoned, .finished:
+            case .engine, .opened, .abandoned, .finished:
                 return .close
             }
         }
@@ -238,7 +299,7 @@ final class Engine: Sendable {
     // MARK: - Queueing
 
     private func queueNow(_ context: RequestContext, _ response: Response, connection: OpaquePointer) -> MHD_Result {
-        queue(context, prepare(response, requestID: context.head.requestID), connection: connection)
+        queue(context, prepare(response, head: context.head), connection: connection)
     }
 
     private func queue(_ context: RequestContext, _ prepared: PreparedResponse, connection: OpaquePointer) -> MHD_Result {
@@ -253,19 +314,19 @@ final class Engine: Sendable {
         return result
     }
 
-    static let payloadTooLarge = Response.json(["error": .string(HTTPError.payloadTooLarge.message)],
-                                               status: HTTPError.payloadTooLarge.status)
-
     // MARK: - Completion
 
     /// MHD's request-completed callback, for every termination code.
     func requestCompleted(_ context: RequestContext, code: MHD_RequestTerminationCode) {
-        let leftover = context.handoff.withLock { state -> PreparedResponse? in
+        let leftover = context.handoff.withLock { state -> Handoff in
             defer { state = .finished }
-            if case .ready(let prepared) = state { return prepared }
-            return nil
+            return state
         }
-        leftover?.destroy()
+        switch leftover {
+        case .ready(let prepared): prepared.destroy()
+        case .opened(.success(.stream(let body))): body.sink.abort()
+        default: break
+        }
         if let sink = context.sink, !context.handlerStarted, !context.sinkAborted {
             context.sinkAborted = true
             sink.abort()

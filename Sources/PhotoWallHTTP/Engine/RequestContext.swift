@@ -17,11 +17,14 @@ struct PreparedResponse: @unchecked Sendable {
 enum Handoff {
     /// The event thread owns the request (reading head and body).
     case engine
-    /// The handler runs on a worker; the connection is suspended. Only this state allows
-    /// `MHD_resume_connection`, and the connection travels as an integer (notes pitfall 6).
+    /// A handler or a streamed route's `open` runs on a worker; the connection is suspended. Only this
+    /// state allows `MHD_resume_connection`, and the connection travels as an integer (notes pitfall 6).
     case suspended(connectionBits: UInt)
     /// The worker stored its response and resumed the connection; the event thread queues it.
     case ready(PreparedResponse)
+    /// A streamed route's `open` finished on a worker and resumed the connection; the event thread
+    /// starts reading the body into its sink, or answers.
+    case opened(Result<OpenedStream, any Error>)
     /// Shutdown stopped waiting for the handler and resumed the connection to close it.
     case abandoned
     /// MHD reported the request complete; the connection pointer may be gone.
@@ -41,10 +44,11 @@ enum Handoff {
 final class RequestContext: @unchecked Sendable {
     enum Phase {
         /// Collecting the body in memory for a `.buffered` route.
-        case buffering(maxBodyBytes: Int, handler: @Sendable (Request) -> Response, inline: Bool)
-        /// Passing body pieces to the sink of a `.streamed` route.
-        case streaming(maxBodyBytes: Int, handler: @Sendable (RequestHead, any RequestBodySink) -> Response,
-                       sink: any RequestBodySink)
+        case buffering(maxBodyBytes: Int, handler: @Sendable (Request) throws -> Response, inline: Bool)
+        /// A streamed route's `open` runs on a worker (connection suspended).
+        case opening(StreamedRoute)
+        /// Passing body pieces to the sink a streamed route's `open` returned.
+        case streaming(OpenedStream.Body)
         /// Reading and dropping an empty or small body, then answering `Response` (no handler).
         case discarding(Response)
         /// The handler was handed to the worker pool.

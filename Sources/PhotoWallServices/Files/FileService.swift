@@ -266,6 +266,12 @@ public final class FileService: Sendable {
         try store.location(of: name)
     }
 
+    /// A URL that serves the file's bytes directly (an S3 presigned URL), or nil to have PhotoWall send
+    /// them. Only for a request that passed PhotoWall's checks. See `FileStore.directDownloadURL`.
+    public func directDownloadURL(for name: String, contentType: String) -> String? {
+        store.directDownloadURL(for: name, contentType: contentType)
+    }
+
     /// Metadata and location of a stored file, or nil.
     public func lookup(name: String) throws(ParseError) -> (FileRecord, FileLocation)? {
         guard let record = try records.file(named: name), let location = try store.location(of: name) else { return nil }

@@ -223,6 +223,14 @@ public final class UploadService: Sendable {
         }
     }
 
+    /// The most bytes a PATCH at `offset` of upload `id` may carry (what the upload still lacks), or nil
+    /// when the id is malformed or unknown, or `offset` is not the upload's offset (the PATCH is then
+    /// refused by `beginAppend`, with 404 or 409). No authorization: only a limit is revealed to no one.
+    public func patchLimit(id: String, offset: Int64) -> Int? {
+        guard Self.isValidID(id), let record = (try? database.upload(id: id)) ?? nil, record.offset == offset else { return nil }
+        return remainingBytes(record)
+    }
+
     /// The most bytes a PATCH at the upload's offset may carry.
     public func remainingBytes(_ u: UploadRecord) -> Int {
         Int(min(Int64(config.maxUploadBytes), u.length ?? Int64(config.maxUploadBytes)) - u.offset)
@@ -373,6 +381,26 @@ public final class UploadService: Sendable {
         }
         thread.name = "upload-reaper"
         thread.start()
+    }
+}
+
+/// What the tus routes report of an upload (its `Upload-*` headers), without the storage record.
+public struct UploadState: Sendable {
+    public var id: String
+    /// Bytes received and durable.
+    public var offset: Int64
+    /// `Upload-Length` in bytes; nil while deferred.
+    public var length: Int64?
+    /// Decoded `Upload-Metadata`.
+    public var metadata: [String: String]
+    /// When an unfinished upload expires.
+    public var expiresAt: ParseDate
+    /// The Parse file's name once complete.
+    public var completedName: String?
+
+    public init(_ record: UploadRecord) {
+        id = record.id; offset = record.offset; length = record.length; metadata = record.metadata
+        expiresAt = record.expiresAt; completedName = record.completedName
     }
 }
 

@@ -17,6 +17,17 @@ public final class UserService: Sendable {
     var database: any ObjectStore { objects.store }
     var config: ServerConfig { objects.config }
 
+    /// `GET /sessions`: the caller's own sessions (every session with the master key), found with `options`.
+    /// - Throws: 209 without a session; what `ObjectService.find` throws.
+    public func findSessions(options: FindOptions, auth: AuthContext) throws(ParseError) -> JSON {
+        var extra: Predicate?
+        if !auth.isMaster {
+            guard let uid = auth.userId else { throw ParseError(.invalidSessionToken, "Session token required.") }
+            extra = .compare("user", .eq, .pointer(className: "_User", objectId: uid))
+        }
+        return try objects.find(className: "_Session", options: options, auth: auth, extraPredicate: extra)
+    }
+
     public init(objects: ObjectService, providers: [String: any IdentityProvider] = [:],
                 logger: Logger = Logger(label: "users")) throws(ParseError) {
         self.objects = objects
