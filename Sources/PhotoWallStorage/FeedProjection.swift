@@ -7,11 +7,11 @@
 /// feed queries need (SQLite: the `_FEED` table; PostgreSQL: a generated author column and two
 /// indexes on the image table); given none, its `FeedStore` answers with empty pages.
 public struct FeedProjection: Sendable, Hashable {
-    /// The class of the posts, e.g. `"WallImage"`.
+    /// The class of the posts, e.g. `"Post"`.
     public var imageClass: String
     /// The post's author id field (a String), e.g. `"userFBId"`.
     public var authorField: String
-    /// The class of the comments, e.g. `"WallImageComment"`.
+    /// The class of the comments, e.g. `"Comment"`.
     public var commentClass: String
     /// The comment's field holding its image's objectId (a String), e.g. `"imageObjectId"`.
     public var commentImageField: String

@@ -67,6 +67,9 @@ enum Ref: String, Sendable, CustomStringConvertible {
 }
 
 /// The server, the principals and their objects, set up once for the whole suite.
+/// How many spare Facebook users `freshFacebookUser` has handed out (each cell gets the next one).
+private let freshFacebookUsersHandedOut = Mutex(0)
+
 struct MatrixWorld: Sendable {
     struct Account: Sendable {
         var objectId: String
@@ -259,7 +262,9 @@ struct MatrixWorld: Sendable {
     func freshFacebookUser() async throws -> (String, String) {
         let taken = Set([account(.owner).fbId, account(.friend).fbId, account(.stranger).fbId, commenter.fbId].compactMap { $0 })
         let spare = MockFacebookProcess.appUsers().filter { !taken.contains($0) }
-        let fbId = spare[Int.random(in: 0..<spare.count)]
+        // Each cell gets its own spare user: two cells running at once that logged in the same new
+        // Facebook user would race to create it, and the loser's 208 is the server being right.
+        let fbId = spare[freshFacebookUsersHandedOut.withLock { n in defer { n += 1 }; return n % spare.count }]
         let (id, session, _) = try await facebook.logIn(fbId, on: server)
         return (id, session)
     }
