@@ -42,7 +42,7 @@ def run(cmd):
 def commands(tool, image, n, work, photowall, extra):
     out = os.path.join(work, f"out_{tool}.jpg")
     if tool == "PhotoWall":
-        return [photowall, "thumbnail", image, out, "--size", "256", "--quality", "85", "--repeat", str(n)] + extra
+        return [photowall, image, out, "--size", "256", "--quality", "85", "--repeat", str(n)] + extra
     if tool == "vipsthumbnail":
         # n distinct names (symlinks): vips' operation cache would otherwise load a repeated WebP only once.
         names = []
@@ -69,7 +69,7 @@ def commands(tool, image, n, work, photowall, extra):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--photowall", required=True)
+    ap.add_argument("--photowall", required=True, help="the photowall-thumbnail executable")
     ap.add_argument("--work", required=True)
     ap.add_argument("--batches", type=int, default=5)
     ap.add_argument("--runs", type=int, default=7)
@@ -87,6 +87,8 @@ def main():
     if "heif-thumbnailer" in tools:
         print("heif-thumbnailer (libheif 1.15, PNG output) takes one file per process: its in-process column is a "
               "whole process per image.")
+    print(f"PhotoWall: {os.path.basename(a.photowall)} (what `photowall thumbnail` executes; links only "
+          "PhotoWallImaging and the image libraries).")
     if extra:
         print(f"PhotoWall options: {' '.join(extra)}")
     print()
