@@ -44,29 +44,21 @@ struct ThumbnailCommandTests {
     }
 }
 
-/// Exit status and peak RSS (`wait4`'s `ru_maxrss`, KiB) of a finished process.
+/// Exit status and peak RSS of a finished process.
 private struct Spawned {
     var status: Int32
+    /// `ru_maxrss` in KiB, as GNU time reports it.
     var maxRSSKiB: Int
 }
 
-/// fork + execv, not posix_spawn: glibc's posix_spawn starts the child in the parent's address space
-/// (CLONE_VM | CLONE_VFORK), and Linux then counts the test process's own peak in the child's ru_maxrss.
+/// Runs the command under GNU time (`time -f %M`). Not from this process directly: a child started by
+/// fork or posix_spawn begins as a copy of (or inside) the test process's address space, and Linux
+/// counts that in the child's ru_maxrss; time, a small process, starts the command afresh.
 private func spawn(_ executable: String, _ arguments: [String]) throws -> Spawned {
-    let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-    defer { argv.forEach { free($0) } }
-    let devNull = open("/dev/null", O_WRONLY)
-    defer { close(devNull) }
-    let pid = fork()
-    if pid == 0 {                                   // the child: async-signal-safe calls only
-        dup2(devNull, 2)
-        execv(executable, argv)
-        _exit(127)
+    try withTemporaryDirectory { dir in
+        let report = dir + "/rss"
+        let r = try runProcess("/usr/bin/time", ["-f", "%M", "-o", report, executable] + arguments)
+        let lines = try String(contentsOfFile: report, encoding: .utf8).split(separator: "\n")
+        return Spawned(status: r.status, maxRSSKiB: Int(lines.last ?? "") ?? -1)
     }
-    guard pid > 0 else { throw TestServerError(description: "fork failed") }
-    var status: Int32 = 0
-    var usage = rusage()
-    guard wait4(pid, &status, 0, &usage) == pid else { throw TestServerError(description: "wait4 failed") }
-    let exitStatus = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
-    return Spawned(status: exitStatus, maxRSSKiB: usage.ru_maxrss)
 }
