@@ -13,7 +13,8 @@
 # e.g. "--jpeg-scale-gap 2" for libvips' JPEG shrink-on-load (1/4 for a 12 MP photo;
 # the floor column follows), "--reducing-gap 1.0" for a box pre-shrink down to the target.
 #
-# Needs: libvips-tools (vips, vipsthumbnail), heif-thumbnailer, libjpeg-turbo-progs (djpeg, the decode floor), libheif-examples
+# Peak RSS comes from GNU time (package time), which starts each command afresh.
+# Needs: time, libvips-tools (vips, vipsthumbnail), heif-thumbnailer, libjpeg-turbo-progs (djpeg, the decode floor), libheif-examples
 # (heif-enc), webp (cwebp), python3-venv. Pillow is pinned
 # and installed into .build/venv on first use.
 set -euo pipefail
@@ -75,13 +76,8 @@ $PY scripts/bench_thumbnails.py --photowall "$TOOL" --work "$WORK" --title "WebP
 echo
 echo "## \`photowall thumbnail\` (photowall executing photowall-thumbnail; the peak includes photowall's own start, about 25 MiB of libraries)"
 echo
-$PY - "$BIN" thumbnail "$OLYMPUS" "$WORK/out_cli.jpg" --size 256 --quality 85 <<'PY'
-import os, subprocess, sys
-proc = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-_, status, usage = os.wait4(proc.pid, 0)
-ok = "" if os.waitstatus_to_exitcode(status) == 0 else " (failed)"
-print(f"olympus 12 MP, one thumbnail{ok}: peak RSS {usage.ru_maxrss / 1024:.1f} MiB")
-PY
+rss=$(/usr/bin/time -f %M "$BIN" thumbnail "$OLYMPUS" "$WORK/out_cli.jpg" --size 256 --quality 85 2>&1 >/dev/null | tail -1)
+echo "olympus 12 MP, one thumbnail: peak RSS $((rss / 1024)) MiB"
 echo
 echo "## Peak RSS for a 48 MP HEIC (8064x6048, one process, one thumbnail; MiB)"
 echo
@@ -94,13 +90,19 @@ for t in PhotoWall vipsthumbnail heif-thumbnailer; do
     heif-thumbnailer) cmd=(heif-thumbnailer -s 256 "$WORK/olympus_48mp.heic" "$WORK/heif48.png") ;;
   esac
   $PY - "${cmd[@]}" <<'PY'
-import os, subprocess, sys, time
+import os, subprocess, sys, tempfile, time
+# Peak RSS from GNU time: a child of this Python process starts in its address space (vfork), which
+# Linux counts in the child's ru_maxrss.
+report = tempfile.NamedTemporaryFile(delete=False).name
 start = time.perf_counter()
-proc = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-_, status, usage = os.wait4(proc.pid, 0)
+proc = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", report] + sys.argv[1:],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+_, status, _ = os.wait4(proc.pid, 0)
 wall = (time.perf_counter() - start) * 1000
+rss = int(open(report).read().split()[-1]) / 1024
+os.unlink(report)
 name = os.path.basename(sys.argv[1])
 ok = "" if os.waitstatus_to_exitcode(status) == 0 else " (failed)"
-print(f"| {name}{ok} | {wall:.0f} | {usage.ru_maxrss / 1024:.1f} |")
+print(f"| {name}{ok} | {wall:.0f} | {rss:.1f} |")
 PY
 done
