@@ -46,12 +46,13 @@ release: deps
 run: release
 	scripts/run-demo.sh $(RELEASE_BIN) $(ARGS)
 
-## Install the release `photowall` into $(PREFIX)/lib/photowall beside its web files (the resource bundle the
+## Install the release `photowall` (and `photowall-thumbnail`, which `photowall thumbnail` runs) into $(PREFIX)/lib/photowall beside its web files (the resource bundle the
 ## binary looks for next to itself, symlinks resolved), linked from $(PREFIX)/bin, and an example systemd unit
 ## in $(PREFIX)/share/doc/photowall. DESTDIR is honoured for packaging.
 install: release
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/photowall $(DESTDIR)$(PREFIX)/share/doc/photowall
 	install -m 755 $(RELEASE_BIN) $(DESTDIR)$(PREFIX)/lib/photowall/photowall
+	install -m 755 $(RELEASE_BIN)-thumbnail $(DESTDIR)$(PREFIX)/lib/photowall/photowall-thumbnail
 	rm -rf $(DESTDIR)$(PREFIX)/lib/photowall/PhotoWall_PhotoWallWeb.resources
 	cp -R $(dir $(RELEASE_BIN))PhotoWall_PhotoWallWeb.resources $(DESTDIR)$(PREFIX)/lib/photowall/
 	ln -sfn ../lib/photowall/photowall $(DESTDIR)$(PREFIX)/bin/photowall

@@ -10,6 +10,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "photowall", targets: ["photowall"]),
+        // The thumbnail tool on its own (`photowall thumbnail` executes it): only PhotoWallImaging and the image libraries.
+        .executable(name: "photowall-thumbnail", targets: ["photowall-thumbnail"]),
     ],
     targets: [
         // MARK: C libraries from Debian (module maps only)
@@ -53,6 +55,7 @@ let package = Package(
         .target(name: "PhotoWallCurl", dependencies: ["CCurl", "CCurlShim", "PhotoWallCore"], swiftSettings: strict),
         .target(name: "PhotoWallClient", dependencies: ["PhotoWallCurl", "PhotoWallCore", "PhotoWallCrypto"], swiftSettings: strict),
         .target(name: "PhotoWallS3", dependencies: ["PhotoWallCurl", "PhotoWallCore", "PhotoWallCrypto", "PhotoWallStorage"], swiftSettings: strict),
+        .executableTarget(name: "photowall-thumbnail", dependencies: ["PhotoWallImaging"], swiftSettings: strict),
         .executableTarget(name: "photowall", dependencies: ["PhotoWallREST", "PhotoWallHTTP", "PhotoWallServices", "PhotoWallStorage", "PhotoWallImaging", "PhotoWallCore", "PhotoWallMockFacebook", "PhotoWallClient", "PhotoWallSQLite", "PhotoWallPostgres", "PhotoWallS3", "PhotoWallWeb", "PhotoWallWall"], swiftSettings: strict),
 
         // MARK: tests

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Thumbnail benchmark: PhotoWall beside vipsthumbnail, Pillow and the decode floor (djpeg), same run,
+# Thumbnail benchmark: PhotoWall (photowall-thumbnail, what `photowall thumbnail` executes) beside
+# vipsthumbnail, Pillow and the decode floor (djpeg), same run,
 # same 256 box and JPEG quality 85, on ../shared/imagecorpus/photos/* plus a
 # 24 MP JPEG made here by upscaling the Olympus photo with vips. Then HEIC and
 # WebP: the 12 MP Olympus photo encoded here with heif-enc and cwebp (q85),
@@ -12,7 +13,8 @@
 # e.g. "--jpeg-scale-gap 2" for libvips' JPEG shrink-on-load (1/4 for a 12 MP photo;
 # the floor column follows), "--reducing-gap 1.0" for a box pre-shrink down to the target.
 #
-# Needs: libvips-tools (vips, vipsthumbnail), heif-thumbnailer, libjpeg-turbo-progs (djpeg, the decode floor), libheif-examples
+# Peak RSS comes from GNU time (package time), which starts each command afresh.
+# Needs: time, libvips-tools (vips, vipsthumbnail), heif-thumbnailer, libjpeg-turbo-progs (djpeg, the decode floor), libheif-examples
 # (heif-enc), webp (cwebp), python3-venv. Pillow is pinned
 # and installed into .build/venv on first use.
 set -euo pipefail
@@ -25,10 +27,14 @@ PILLOW_VERSION=13.0.0
 
 if [ -z "$BIN" ]; then
   swift build -c release --product photowall >&2
+  swift build -c release --product photowall-thumbnail >&2
   BIN=.build/release/photowall
 fi
-if ! "$BIN" thumbnail --help >/dev/null 2>&1; then
-  echo "bench-thumbnails: $BIN has no working 'thumbnail' command" >&2
+# PhotoWall's thumbnails are made by photowall-thumbnail beside the photowall executable: what
+# `photowall thumbnail` executes (and the same PhotoWallImaging code the server runs in process).
+TOOL="$(dirname "$BIN")/photowall-thumbnail"
+if ! "$TOOL" --help >/dev/null 2>&1; then
+  echo "bench-thumbnails: $TOOL (beside $BIN) is missing or does not run" >&2
   exit 1
 fi
 for tool in vips vipsthumbnail vipsheader heif-thumbnailer heif-enc cwebp djpeg; do
@@ -58,15 +64,20 @@ if [ ! -s "$WORK/olympus_48mp.heic" ]; then
 fi
 
 PY=.build/venv/bin/python
-$PY scripts/bench_thumbnails.py --photowall "$BIN" --work "$WORK" \
+$PY scripts/bench_thumbnails.py --photowall "$TOOL" --work "$WORK" \
   --photowall-args "${PHOTOWALL_THUMBNAIL_ARGS:-}" --tools PhotoWall,vipsthumbnail,Pillow,djpeg-floor \
   "$CORPUS"/photos/*.jpg "$BIG"
 echo
-$PY scripts/bench_thumbnails.py --photowall "$BIN" --work "$WORK" --title "HEIC thumbnails" \
+$PY scripts/bench_thumbnails.py --photowall "$TOOL" --work "$WORK" --title "HEIC thumbnails" \
   --tools PhotoWall,vipsthumbnail,heif-thumbnailer --batches 3 --runs 5 "$WORK/olympus_12mp.heic"
 echo
-$PY scripts/bench_thumbnails.py --photowall "$BIN" --work "$WORK" --title "WebP thumbnails" \
+$PY scripts/bench_thumbnails.py --photowall "$TOOL" --work "$WORK" --title "WebP thumbnails" \
   --tools PhotoWall,vipsthumbnail,Pillow --batches 3 --runs 5 "$WORK/olympus_12mp.webp"
+echo
+echo "## \`photowall thumbnail\` (photowall executing photowall-thumbnail; the peak includes photowall's own start, about 25 MiB of libraries)"
+echo
+rss=$(/usr/bin/time -f %M "$BIN" thumbnail "$OLYMPUS" "$WORK/out_cli.jpg" --size 256 --quality 85 2>&1 >/dev/null | tail -1)
+echo "olympus 12 MP, one thumbnail: peak RSS $((rss / 1024)) MiB"
 echo
 echo "## Peak RSS for a 48 MP HEIC (8064x6048, one process, one thumbnail; MiB)"
 echo
@@ -74,18 +85,24 @@ echo "| tool | wall ms | peak RSS MiB |"
 echo "|---|---|---|"
 for t in PhotoWall vipsthumbnail heif-thumbnailer; do
   case $t in
-    PhotoWall) cmd=("$BIN" thumbnail "$WORK/olympus_48mp.heic" "$WORK/out48.jpg" --size 256) ;;
+    PhotoWall) cmd=("$TOOL" "$WORK/olympus_48mp.heic" "$WORK/out48.jpg" --size 256) ;;
     vipsthumbnail) cmd=(vipsthumbnail --size 256 -o "$WORK/vips48.jpg[Q=85]" "$WORK/olympus_48mp.heic") ;;
     heif-thumbnailer) cmd=(heif-thumbnailer -s 256 "$WORK/olympus_48mp.heic" "$WORK/heif48.png") ;;
   esac
   $PY - "${cmd[@]}" <<'PY'
-import os, subprocess, sys, time
+import os, subprocess, sys, tempfile, time
+# Peak RSS from GNU time: a child of this Python process starts in its address space (vfork), which
+# Linux counts in the child's ru_maxrss.
+report = tempfile.NamedTemporaryFile(delete=False).name
 start = time.perf_counter()
-proc = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-_, status, usage = os.wait4(proc.pid, 0)
+proc = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", report] + sys.argv[1:],
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+_, status, _ = os.wait4(proc.pid, 0)
 wall = (time.perf_counter() - start) * 1000
+rss = int(open(report).read().split()[-1]) / 1024
+os.unlink(report)
 name = os.path.basename(sys.argv[1])
 ok = "" if os.waitstatus_to_exitcode(status) == 0 else " (failed)"
-print(f"| {name}{ok} | {wall:.0f} | {usage.ru_maxrss / 1024:.1f} |")
+print(f"| {name}{ok} | {wall:.0f} | {rss:.1f} |")
 PY
 done

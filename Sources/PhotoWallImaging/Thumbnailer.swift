@@ -53,13 +53,14 @@ public enum Thumbnailer {
     }
 
     /// Reads the file at `path` (at most `options.maxFileBytes`) and makes one thumbnail.
+    /// A JPEG is read in 64 KiB blocks as it decodes, never whole (see
+    /// ``makeThumbnails(fromFile:longestEdges:options:)``).
     ///
     /// - Throws: `.readFailed` when the file cannot be read, otherwise as
     ///   ``makeThumbnail(from:options:)``.
     public static func makeThumbnail(fromFile path: String, options: ThumbnailOptions = ThumbnailOptions())
         throws(ImagingError) -> Thumbnail {
-        let bytes = try FileInput.load(path, maxBytes: options.maxFileBytes)
-        return try makeThumbnail(from: bytes, options: options)
+        try makeThumbnails(fromFile: path, longestEdges: [options.longestEdgePixels], options: options)[0]
     }
 
     /// Makes several thumbnails from one decode, e.g. `[1080, 256]` for a
@@ -83,11 +84,28 @@ public enum Thumbnailer {
     /// Reads the file at `path` (at most `options.maxFileBytes`) and makes one
     /// thumbnail per box from a single decode.
     ///
+    /// Memory: a JPEG whose header markers fit in its first 256 KiB is read in
+    /// 64 KiB blocks by libjpeg as it decodes, so the file never sits in memory
+    /// whole; other files (and JPEGs with longer headers) are read whole first.
+    ///
     /// - Throws: `.readFailed` when the file cannot be read, otherwise as
     ///   ``makeThumbnail(from:options:)``.
     public static func makeThumbnails(fromFile path: String, longestEdges: [Int],
                                       options: ThumbnailOptions = ThumbnailOptions()) throws(ImagingError) -> [Thumbnail] {
-        let bytes = try FileInput.load(path, maxBytes: options.maxFileBytes)
+        let file = try FileInput(path, maxBytes: options.maxFileBytes)
+        var bytes = try file.read(upTo: min(file.size, FileInput.headerPrefixBytes))
+        if bytes.count == FileInput.headerPrefixBytes {
+            let fd = file.descriptor
+            let streamed = try withBytes(bytes) { (prefix) throws(ImagingError) -> [Thumbnail]? in
+                validate(options, longestEdges)
+                guard let header = HeaderReader.readJPEG(prefix: prefix) else { return nil }
+                let decoded = try decodeJPEG(prefix, descriptor: fd, header: header, longestEdges: longestEdges,
+                                             options: options)
+                return try finish(decoded, header: header, options: options)
+            }
+            if let streamed { return streamed }
+            bytes += try file.read(upTo: file.size - bytes.count)
+        }
         return try makeThumbnails(from: bytes, longestEdges: longestEdges, options: options)
     }
 
@@ -96,6 +114,11 @@ public enum Thumbnailer {
     public static func makeThumbnails(from buffer: UnsafeRawBufferPointer, longestEdges: [Int],
                                       options: ThumbnailOptions = ThumbnailOptions()) throws(ImagingError) -> [Thumbnail] {
         let (decoded, header) = try decode(buffer, longestEdges: longestEdges, options: options)
+        return try finish(decoded, header: header, options: options)
+    }
+
+    private static func finish(_ decoded: DecodedImages, header: ImageHeader,
+                               options: ThumbnailOptions) throws(ImagingError) -> [Thumbnail] {
         var thumbnails: [Thumbnail] = []
         thumbnails.reserveCapacity(decoded.images.count)
         for image in decoded.images {
@@ -114,19 +137,15 @@ public enum Thumbnailer {
 
     private static func decode(_ buffer: UnsafeRawBufferPointer, longestEdges: [Int],
                                options: ThumbnailOptions) throws(ImagingError) -> (DecodedImages, ImageHeader) {
-        options.validate()
-        precondition(!longestEdges.isEmpty && longestEdges.allSatisfy { (1...16384).contains($0) },
-                     "each box must be in 1...16384")
+        validate(options, longestEdges)
         let header = try HeaderReader.read(buffer, maxSidePixels: options.maxSidePixels)
-        try HeaderReader.checkLimits(header, options)
-        let stored = longestEdges.map {
-            let upright = fit(width: header.uprightWidth, height: header.uprightHeight, box: $0)
-            return header.orientation.swapsDimensions
-                ? ResizeTarget(width: upright.height, height: upright.width) : upright
+        if header.type == .jpeg {
+            return (try decodeJPEG(buffer, descriptor: -1, header: header, longestEdges: longestEdges,
+                                   options: options), header)
         }
+        try HeaderReader.checkLimits(header, options)
+        let stored = storedTargets(header, longestEdges)
         switch header.type {
-        case .jpeg:
-            return (try JPEGDecoder().decode(buffer, header: header, targets: stored, options: options), header)
         case .webp:
             return (try WebPDecoder.decode(buffer, header: header, targets: stored, options: options), header)
         case .heic, .heif, .avif:
@@ -134,6 +153,31 @@ public enum Thumbnailer {
             return (try decoder.decode(buffer, header: header, targets: stored, options: options), header)
         default:
             return (try PNGDecoder().decode(buffer, header: header, targets: stored, options: options), header)
+        }
+    }
+
+    /// Traps on invalid options or boxes (a programming error, see ``ThumbnailOptions``).
+    private static func validate(_ options: ThumbnailOptions, _ longestEdges: [Int]) {
+        options.validate()
+        precondition(!longestEdges.isEmpty && longestEdges.allSatisfy { (1...16384).contains($0) },
+                     "each box must be in 1...16384")
+    }
+
+    /// JPEG from the whole file (`descriptor` -1) or from its start plus an open file
+    /// libjpeg reads the rest from.
+    private static func decodeJPEG(_ bytes: UnsafeRawBufferPointer, descriptor: Int32, header: ImageHeader,
+                                   longestEdges: [Int], options: ThumbnailOptions) throws(ImagingError) -> DecodedImages {
+        try HeaderReader.checkLimits(header, options)
+        return try JPEGDecoder().decode(bytes, descriptor: descriptor, header: header,
+                                        targets: storedTargets(header, longestEdges), options: options)
+    }
+
+    /// Each box's fitted size in stored orientation (width and height swapped for orientations 5-8).
+    private static func storedTargets(_ header: ImageHeader, _ longestEdges: [Int]) -> [ResizeTarget] {
+        longestEdges.map {
+            let upright = fit(width: header.uprightWidth, height: header.uprightHeight, box: $0)
+            return header.orientation.swapsDimensions
+                ? ResizeTarget(width: upright.height, height: upright.width) : upright
         }
     }
 

@@ -26,7 +26,8 @@ enum {
   CImageShim_TRUNCATED = 2,        /* input ended before the image data did */
   CImageShim_MEMORY = 3,           /* decoder memory cap or malloc failure */
   CImageShim_UNSUPPORTED = 4,      /* valid file, variant the library cannot decode */
-  CImageShim_LIMIT = 5             /* image larger than the configured limits */
+  CImageShim_LIMIT = 5,            /* image larger than the configured limits */
+  CImageShim_READ_FAILED = 6       /* read(2) on the input descriptor failed */
 };
 
 /* Pixel layouts that the JPEG decoder produces. */
@@ -57,8 +58,11 @@ void CImageShim_jpeg_decoder_destroy(CImageShim_JPEGDecoder *decoder);
 const char *CImageShim_jpeg_decoder_message(const CImageShim_JPEGDecoder *decoder);
 
 /* Reads markers up to the first SOS. `data` must stay valid until destroy.
- * `max_memory` caps libjpeg's own allocations (0 = no cap). */
-int CImageShim_jpeg_read_header(CImageShim_JPEGDecoder *decoder, const uint8_t *data, size_t length,
+ * fd < 0: `data` is the whole file. fd >= 0: `data` is the start of the file
+ * and the rest is read from fd (positioned just after it) in 64 KiB blocks as
+ * decoding goes; fd must stay open until destroy, and a failed read gives
+ * CImageShim_READ_FAILED. `max_memory` caps libjpeg's own allocations (0 = no cap). */
+int CImageShim_jpeg_read_header(CImageShim_JPEGDecoder *decoder, const uint8_t *data, size_t length, int fd,
                                 uint64_t max_memory, CImageShim_JPEGHeader *header);
 
 /* Starts decompression at 1/scale_denom (1, 2, 4 or 8). On success writes the

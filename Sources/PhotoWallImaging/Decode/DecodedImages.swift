@@ -43,6 +43,9 @@ enum ShimStatus {
                                detectedType: type)
         case CImageShim_LIMIT:
             throw ImagingError(code: .tooLarge, message: "Image too large: \(message()).", detectedType: type)
+        case CImageShim_READ_FAILED:
+            throw ImagingError(code: .readFailed, message: "Cannot read the \(type) file: \(message()).",
+                               detectedType: type)
         default:
             throw .corrupt(type, message())
         }

@@ -8,9 +8,7 @@ enum HeaderReader {
         let type = ImageSniffer.sniff(bytes)
         switch type {
         case .jpeg:
-            let h = try JPEGHeaderParser.parse(bytes)
-            return ImageHeader(type: .jpeg, width: h.width, height: h.height,
-                               orientation: h.orientation, isProgressive: h.progressive)
+            return header(try JPEGHeaderParser.parse(bytes))
         case .png:
             let h = try PNGHeaderParser.parse(bytes)
             return ImageHeader(type: .png, width: h.width, height: h.height,
@@ -27,6 +25,20 @@ enum HeaderReader {
             }
             throw .unsupported(type)
         }
+    }
+
+    /// The header of a JPEG from the start of its file alone, when `prefix` holds every
+    /// marker up to the first scan (what `read` would find in the whole file); nil for
+    /// another type, a damaged header or one that continues past `prefix`.
+    static func readJPEG(prefix: UnsafeRawBufferPointer) -> ImageHeader? {
+        guard ImageSniffer.sniff(prefix) == .jpeg,
+              let parsed = try? JPEGHeaderParser.parse(prefix), parsed.reachedScan else { return nil }
+        return header(parsed)
+    }
+
+    private static func header(_ h: JPEGHeaderParser.Result) -> ImageHeader {
+        ImageHeader(type: .jpeg, width: h.width, height: h.height, orientation: h.orientation,
+                    isProgressive: h.progressive)
     }
 
     /// 0x89 then at least two of "PNG" in place: a PNG whose 8-byte signature

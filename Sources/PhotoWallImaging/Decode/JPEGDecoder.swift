@@ -31,15 +31,17 @@ struct JPEGDecoder: ~Copyable {
     }
 
     /// - Parameters:
-    ///   - bytes: The whole file; must stay valid for the call.
+    ///   - bytes: The whole file, or with `descriptor` the start of it; must stay valid for the call.
+    ///   - descriptor: -1, or an open file positioned just after `bytes` that libjpeg reads the
+    ///     rest from in 64 KiB blocks (`.readFailed` when a read fails).
     ///   - targets: Output sizes in stored orientation, each at most the source size.
     /// - Throws: `.corrupt`, `.truncated`, `.unsupportedType` (12-bit, lossless),
     ///   `.decoderMemoryExceeded` (progressive coefficients over the cap), `.tooLarge`.
-    consuming func decode(_ bytes: UnsafeRawBufferPointer, header: ImageHeader, targets: [ResizeTarget],
-                          options: ThumbnailOptions) throws(ImagingError) -> DecodedImages {
+    consuming func decode(_ bytes: UnsafeRawBufferPointer, descriptor: Int32 = -1, header: ImageHeader,
+                          targets: [ResizeTarget], options: ThumbnailOptions) throws(ImagingError) -> DecodedImages {
         var info = CImageShim_JPEGHeader()
         let base = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
-        try ShimStatus.check(CImageShim_jpeg_read_header(raw, base, bytes.count,
+        try ShimStatus.check(CImageShim_jpeg_read_header(raw, base, bytes.count, descriptor,
                                                           UInt64(options.maxDecoderMemoryBytes), &info),
                              message, type: .jpeg, options: options)
         guard Int(info.width) == header.width, Int(info.height) == header.height else {

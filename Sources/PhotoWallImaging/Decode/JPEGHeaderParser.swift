@@ -9,6 +9,8 @@ enum JPEGHeaderParser {
         var height: Int
         var progressive: Bool
         var orientation: ImageOrientation
+        /// The first SOS marker was reached within the bytes given: they hold every header marker.
+        var reachedScan: Bool
     }
 
     static func parse(_ b: UnsafeRawBufferPointer) throws(ImagingError) -> Result {
@@ -18,6 +20,7 @@ enum JPEGHeaderParser {
         var pos = 2
         var frame: (width: Int, height: Int, progressive: Bool)?
         var orientation: ImageOrientation?
+        var reachedScan = false
         while pos < b.count {
             while pos < b.count, b[pos] != 0xFF { pos += 1 }      // extraneous bytes
             while pos < b.count, b[pos] == 0xFF { pos += 1 }      // fill bytes
@@ -47,6 +50,7 @@ enum JPEGHeaderParser {
                     orientation = EXIFOrientation.parse(segment) ?? .up
                 }
             case 0xDA:
+                reachedScan = true
                 pos = b.count                                      // stop at the first scan
             default:
                 break
@@ -57,6 +61,6 @@ enum JPEGHeaderParser {
             throw .corrupt(.jpeg, "no frame header (SOF) before the image data")
         }
         return Result(width: frame.width, height: frame.height, progressive: frame.progressive,
-                      orientation: orientation ?? .up)
+                      orientation: orientation ?? .up, reachedScan: reachedScan)
     }
 }

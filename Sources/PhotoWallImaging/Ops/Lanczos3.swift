@@ -1,27 +1,27 @@
 /// The two separable Lanczos3 passes (weights from `FilterPlan`), in Float so
 /// that the loops vectorise with plain SSE2.
 ///
-/// The vertical pass turns `rows.count` byte rows into one Float row; the
+/// The vertical pass turns `rows.count` Float rows (box rows widened once) into one Float row; the
 /// horizontal pass reads that row, four channels per SIMD load, and writes
 /// bytes. The Float row needs 4 spare elements at the end (see `floatRowCapacity`).
 enum Lanczos3 {
     /// Float elements to allocate for a row of `count` values.
     static func floatRowCapacity(_ count: Int) -> Int { count + 4 }
 
-    static func vertical(rows: [UnsafePointer<UInt8>], weights: UnsafePointer<Float>, count: Int,
+    static func vertical(rows: [UnsafePointer<Float>], weights: UnsafePointer<Float>, count: Int,
                          into acc: UnsafeMutablePointer<Float>) {
         let r0 = rows[0], w0 = weights[0]
-        for x in 0..<count { acc[x] = w0 * Float(r0[x]) }
+        for x in 0..<count { acc[x] = w0 * r0[x] }
         var i = 1
         while i + 1 < rows.count {                    // two taps per sweep halves the accumulator traffic
             let wa = weights[i], wb = weights[i + 1]
             let ra = rows[i], rb = rows[i + 1]
-            for x in 0..<count { acc[x] += wa * Float(ra[x]) + wb * Float(rb[x]) }
+            for x in 0..<count { acc[x] += wa * ra[x] + wb * rb[x] }
             i += 2
         }
         if i < rows.count {
             let wa = weights[i], ra = rows[i]
-            for x in 0..<count { acc[x] += wa * Float(ra[x]) }
+            for x in 0..<count { acc[x] += wa * ra[x] }
         }
     }
 
@@ -54,25 +54,35 @@ enum Lanczos3 {
         }
     }
 
-    /// 3 or 4 channels: one SIMD4 multiply-add per tap.
+    /// 3 or 4 channels: one SIMD4 multiply-add per tap, two taps per step into two
+    /// accumulators (independent adds), with wrapping pointer arithmetic: no overflow checks.
     @inline(__always)
     private static func vector(_ src: UnsafePointer<Float>, _ dst: UnsafeMutablePointer<UInt8>,
                                _ weights: UnsafePointer<Float>, _ starts: UnsafePointer<Int>,
                                _ counts: UnsafePointer<Int>, _ out: Int, _ maxTaps: Int, _ c: Int) {
         let raw = UnsafeRawPointer(src)
+        let step = c &* MemoryLayout<Float>.stride
+        var w = weights
+        var d = dst
         for o in 0..<out {
-            let w = weights + o * maxTaps
-            var offset = starts[o] * c * MemoryLayout<Float>.stride
-            var acc = SIMD4<Float>()
-            for t in 0..<counts[o] {
-                acc += SIMD4(repeating: w[t]) * raw.loadUnaligned(fromByteOffset: offset, as: SIMD4<Float>.self)
-                offset += c * MemoryLayout<Float>.stride
+            var p = raw + starts[o] &* step
+            let n = counts[o]
+            var acc0 = SIMD4<Float>(), acc1 = SIMD4<Float>()
+            var t = 0
+            while t &+ 1 < n {
+                acc0 += SIMD4(repeating: w[t]) * p.loadUnaligned(as: SIMD4<Float>.self)
+                acc1 += SIMD4(repeating: w[t &+ 1]) * (p + step).loadUnaligned(as: SIMD4<Float>.self)
+                p += step &* 2
+                t &+= 2
             }
-            let d = dst + o * c
+            if t < n { acc0 += SIMD4(repeating: w[t]) * p.loadUnaligned(as: SIMD4<Float>.self) }
+            let acc = acc0 + acc1
             d[0] = byte(acc[0])
             d[1] = byte(acc[1])
             d[2] = byte(acc[2])
             if c > 3 { d[3] = byte(acc[3]) }
+            w += maxTaps
+            d += c
         }
     }
 

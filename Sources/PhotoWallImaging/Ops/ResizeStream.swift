@@ -5,10 +5,11 @@
 /// 2. integer box pre-shrink by `boxX` x `boxY` (partial edge boxes average
 ///    the pixels they have);
 /// 3. separable Lanczos3: vertical taps over a ring of box rows (vectorisable
-///    over the whole row), then horizontal taps, writing one output row.
+///    over the whole row), then horizontal taps, writing one output row. Ring rows
+///    are widened to Float once, when they arrive, not once per tap.
 ///
-/// Memory: the ring (at most `maxTaps` box rows), one accumulator row and the
-/// output image. Not thread-safe; one stream per decode.
+/// Memory: the ring (at most `maxTaps + 1` Float box rows), one byte row for the
+/// box averages, one accumulator row and the output image. Not thread-safe; one stream per decode.
 final class ResizeStream {
     let channels: Int
     let hasAlpha: Bool
@@ -28,7 +29,10 @@ final class ResizeStream {
     private let boxSums: UnsafeMutablePointer<UInt32>
     private var boxRowsPending = 0
     private let ringRows: Int
-    private let ring: UnsafeMutablePointer<UInt8>
+    /// Float elements per ring row: a box row plus the horizontal pass's SIMD padding.
+    private let ringStride: Int
+    private let ring: UnsafeMutablePointer<Float>
+    private let boxRowBytes: UnsafeMutablePointer<UInt8>
     private var ringFilled = 0              // box rows received so far
     private let floatRow: UnsafeMutablePointer<Float>
     private var output: [UInt8]
@@ -63,7 +67,9 @@ final class ResizeStream {
         boxSums = .allocate(capacity: boxX > 1 || boxY > 1 ? boxRow : 1)
         boxSums.initialize(repeating: 0, count: boxX > 1 || boxY > 1 ? boxRow : 1)
         ringRows = copyOnly ? 1 : vertical.maxTaps + 1
-        ring = .allocate(capacity: ringRows * boxRow)
+        ringStride = Lanczos3.floatRowCapacity(boxRow)
+        ring = .allocate(capacity: ringRows * ringStride)
+        boxRowBytes = .allocate(capacity: boxX > 1 || boxY > 1 ? boxRow : 1)
         floatRow = .allocate(capacity: Lanczos3.floatRowCapacity(copyOnly ? 1 : boxRow))
         output = [UInt8](repeating: 0, count: outWidth * outHeight * channels)
     }
@@ -72,6 +78,7 @@ final class ResizeStream {
         premultiplyRow.deallocate()
         boxSums.deallocate()
         ring.deallocate()
+        boxRowBytes.deallocate()
         floatRow.deallocate()
     }
 
@@ -93,8 +100,7 @@ final class ResizeStream {
             source = UnsafePointer(premultiplyRow)
         }
         if boxX == 1 && boxY == 1 {
-            let slot = ring + (ringFilled % ringRows) * boxWidth * channels
-            slot.update(from: source, count: boxWidth * channels)
+            Lanczos3.widen(source, count: boxWidth * channels, into: ring + (ringFilled % ringRows) * ringStride)
             ringFilled += 1
             drainOutputRows()
             return
@@ -115,9 +121,9 @@ final class ResizeStream {
     }
 
     private func emitBoxRow() {
-        let slot = ring + (ringFilled % ringRows) * boxWidth * channels
-        BoxShrink.average(boxSums, into: slot, inWidth: inWidth, boxX: boxX, boxWidth: boxWidth,
+        BoxShrink.average(boxSums, into: boxRowBytes, inWidth: inWidth, boxX: boxX, boxWidth: boxWidth,
                           rows: boxRowsPending, channels: channels)
+        Lanczos3.widen(boxRowBytes, count: boxWidth * channels, into: ring + (ringFilled % ringRows) * ringStride)
         boxSums.update(repeating: 0, count: boxWidth * channels)
         boxRowsPending = 0
         ringFilled += 1
@@ -131,22 +137,15 @@ final class ResizeStream {
             let y = rowsOut
             let rowBytes = boxWidth * channels
             let first = vertical.starts[y], count = vertical.counts[y]
-            var rows = [UnsafePointer<UInt8>]()
+            var rows = [UnsafePointer<Float>]()
             rows.reserveCapacity(count)
             for i in 0..<count {
-                rows.append(UnsafePointer(ring + ((first + i) % ringRows) * rowBytes))
+                rows.append(UnsafePointer(ring + ((first + i) % ringRows) * ringStride))
             }
             let outRow = y * outWidth * channels
-            if vertical.isIdentity && horizontal.isIdentity {
-                output.withUnsafeMutableBufferPointer { out in
-                    (out.baseAddress! + outRow).update(from: rows[0], count: rowBytes)
-                }
-                rowsOut += 1
-                continue
-            }
-            if vertical.isIdentity {
-                Lanczos3.widen(rows[0], count: rowBytes, into: floatRow)
-            } else {
+            // One vertical tap: the ring row itself (its padding is the horizontal pass's to write).
+            let filtered = vertical.isIdentity ? UnsafeMutablePointer(mutating: rows[0]) : floatRow
+            if !vertical.isIdentity {
                 vertical.weights.withUnsafeBufferPointer { w in
                     Lanczos3.vertical(rows: rows, weights: w.baseAddress! + y * vertical.maxTaps, count: rowBytes,
                                       into: floatRow)
@@ -155,9 +154,9 @@ final class ResizeStream {
             output.withUnsafeMutableBufferPointer { out in
                 let dst = out.baseAddress! + outRow
                 if horizontal.isIdentity {
-                    Lanczos3.narrow(floatRow, count: rowBytes, into: dst)
+                    Lanczos3.narrow(filtered, count: rowBytes, into: dst)
                 } else {
-                    Lanczos3.horizontal(floatRow, into: dst, plan: horizontal, channels: channels)
+                    Lanczos3.horizontal(filtered, into: dst, plan: horizontal, channels: channels)
                 }
             }
             rowsOut += 1

@@ -6,8 +6,8 @@ import Glibc
 import Darwin
 #endif
 
-/// `photowall thumbnail IN OUT [--size N] [--format auto|jpeg|png] [--quality Q] [--repeat N] [--reducing-gap G]
-/// [--jpeg-scale-gap G]`
+/// `photowall-thumbnail IN OUT [--size N] [--format auto|jpeg|png] [--quality Q] [--repeat N] [--reducing-gap G]
+/// [--jpeg-scale-gap G]` (also run as `photowall thumbnail …`, which executes this program)
 ///
 /// Makes one thumbnail of IN (JPEG, PNG, WebP, HEIC/HEIF or AVIF, by magic bytes) and writes it to
 /// OUT. `--repeat N` makes the same thumbnail N times in this process and
@@ -15,11 +15,21 @@ import Darwin
 /// `--reducing-gap G` sets `ThumbnailOptions.reducingGap` (default 2.0), `--jpeg-scale-gap G`
 /// `ThumbnailOptions.jpegScaleGap` (default 1.25; 2.0 is libvips' JPEG shrink-on-load).
 ///
-/// - Parameter args: The arguments after `thumbnail`.
-/// - Returns: 0 on success; 1 with a one-line reason on stderr for bad input
-///   or a failed write; 2 for a usage error.
+/// A program of its own that links only PhotoWallImaging and the image libraries (no Foundation,
+/// no database or HTTP clients), so a thumbnail costs the imaging code's memory, not the server's
+/// runtime's: the `photowall` executable maps about 20 MiB of libraries before its `main` runs.
+///
+/// Exit status: 0 on success; 1 with a one-line reason on stderr for bad input
+/// or a failed write; 2 for a usage error.
+@main
+struct ThumbnailCommand {
+    static func main() {
+        exit(runThumbnailCommand(Array(CommandLine.arguments.dropFirst())))
+    }
+}
+
 func runThumbnailCommand(_ args: [String]) -> Int32 {
-    let usage = "usage: photowall thumbnail IN OUT [--size N] [--format auto|jpeg|png] [--quality Q] [--repeat N]"
+    let usage = "usage: photowall-thumbnail IN OUT [--size N] [--format auto|jpeg|png] [--quality Q] [--repeat N]"
         + " [--reducing-gap G] [--jpeg-scale-gap G]"
     var positional: [String] = []
     var options = ThumbnailOptions()
@@ -27,7 +37,7 @@ func runThumbnailCommand(_ args: [String]) -> Int32 {
     var i = 0
     func value(_ name: String, in range: ClosedRange<Int>) -> Int? {
         guard i + 1 < args.count, let v = Int(args[i + 1]), range.contains(v) else {
-            printError("photowall thumbnail: \(name) needs an integer in \(range.lowerBound)...\(range.upperBound)")
+            printError("photowall-thumbnail: \(name) needs an integer in \(range.lowerBound)...\(range.upperBound)")
             return nil
         }
         i += 1
@@ -35,7 +45,7 @@ func runThumbnailCommand(_ args: [String]) -> Int32 {
     }
     func gap(_ name: String) -> Double? {
         guard i + 1 < args.count, let v = Double(args[i + 1]), (1.0...8.0).contains(v) else {
-            printError("photowall thumbnail: \(name) needs a number in 1.0...8.0")
+            printError("photowall-thumbnail: \(name) needs a number in 1.0...8.0")
             return nil
         }
         i += 1
@@ -60,7 +70,7 @@ func runThumbnailCommand(_ args: [String]) -> Int32 {
             options.jpegScaleGap = v
         case "--format":
             guard i + 1 < args.count, let format = ThumbnailFormat(rawValue: args[i + 1]) else {
-                printError("photowall thumbnail: --format needs auto, jpeg or png")
+                printError("photowall-thumbnail: --format needs auto, jpeg or png")
                 return 2
             }
             options.format = format
@@ -70,7 +80,7 @@ func runThumbnailCommand(_ args: [String]) -> Int32 {
             return 0
         default:
             if args[i].hasPrefix("--") {
-                printError("photowall thumbnail: unknown option \(args[i])\n\(usage)")
+                printError("photowall-thumbnail: unknown option \(args[i])\n\(usage)")
                 return 2
             }
             positional.append(args[i])
@@ -93,12 +103,12 @@ func runThumbnailCommand(_ args: [String]) -> Int32 {
             printError("thumbnail: \(repeats) images in \(Int(elapsed)) ms, \(perImage) ms per image")
         }
         guard writeFile(positional[1], thumbnail.bytes) else {
-            printError("photowall thumbnail: cannot write \(positional[1]): \(String(cString: strerror(errno)))")
+            printError("photowall-thumbnail: cannot write \(positional[1]): \(String(cString: strerror(errno)))")
             return 1
         }
         return 0
     } catch {
-        printError("photowall thumbnail: \(error.message)")
+        printError("photowall-thumbnail: \(error.message)")
         return 1
     }
 }
