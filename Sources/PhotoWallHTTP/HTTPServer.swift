@@ -234,36 +234,78 @@ public final class HTTPServer: Sendable {
     /// Blocks until the server has stopped, shutting it down gracefully on SIGINT or SIGTERM
     /// (grace period: `configuration.shutdownGracePeriodSeconds`).
     ///
-    /// Call after `start()`, from the main thread of a CLI. The two signals' default action is
-    /// replaced while it runs (ignored, then delivered through Dispatch sources) and restored when it
-    /// returns. Also returns when another thread calls `shutdown`. Returns at once if never started.
+    /// Call after `start()`, from the main thread of a CLI. While it runs, the two signals' action is
+    /// a handler that writes the signal's number to a pipe this thread waits on: whichever thread the
+    /// kernel picks (a process-directed signal goes to any thread that doesn't block it, and threads
+    /// started by Foundation block nothing) wakes it. The previous actions are restored when it returns.
+    /// Also returns when another thread calls `shutdown`. Returns at once if never started.
     public func runUntilSignal() {
         runUntilSignal(onSignalHandlersInstalled: nil)
     }
 
-    /// `runUntilSignal()` with a hook called once the signal sources are live (for tests).
+    /// `runUntilSignal()` with a hook called once the signal handlers are installed (for tests).
     func runUntilSignal(onSignalHandlersInstalled ready: (@Sendable () -> Void)?) {
         let grace = configuration.shutdownGracePeriodSeconds
-        let queue = DispatchQueue(label: "photowall.http.signals")
-        var sources: [any DispatchSourceSignal] = []
-        var previous: [(Int32, __sighandler_t?)] = []
-        for signalNumber in [SIGINT, SIGTERM] {
-            // Ignore first: otherwise the default action kills the process before the source sees it.
-            previous.append((signalNumber, signal(signalNumber, SIG_IGN)))
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: queue)
-            source.setEventHandler { [self] in
-                configuration.logger.notice("signal received, shutting down",
-                                            ["signal": "\(signalNumber)", "grace.seconds": "\(grace)"])
-                shutdown(gracePeriodSeconds: grace)
-            }
-            source.resume()
-            sources.append(source)
+        var fds: [Int32] = [-1, -1]
+        guard pipe(&fds) == 0 else {
+            configuration.logger.error("cannot create the signal pipe; waiting without signals", ["errno": "\(errno)"])
+            stoppedGroup.wait()
+            return
         }
+        for fd in fds {
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+            _ = fcntl(fd, F_SETFL, O_NONBLOCK)  // the handler never blocks on a full pipe
+        }
+        shutdownSignalPipe.store(fds[1], ordering: .sequentiallyConsistent)
+        var previous: [(Int32, sigaction)] = []
+        for signalNumber in [SIGINT, SIGTERM] {
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = shutdownSignalHandler
+            sigemptyset(&action.sa_mask)
+            action.sa_flags = SA_RESTART
+            var old = sigaction()
+            sigaction(signalNumber, &action, &old)
+            previous.append((signalNumber, old))
+        }
+        // This thread takes them too, even when it inherited a mask that blocks them (a parent that
+        // spawned us from a thread blocking signals): a process-directed signal then always has a taker.
+        var shutdownSignals = sigset_t(), previousMask = sigset_t()
+        sigemptyset(&shutdownSignals)
+        sigaddset(&shutdownSignals, SIGINT)
+        sigaddset(&shutdownSignals, SIGTERM)
+        pthread_sigmask(SIG_UNBLOCK, &shutdownSignals, &previousMask)
         ready?()
-        stoppedGroup.wait()
-        for source in sources { source.cancel() }
-        for (signalNumber, handler) in previous { _ = signal(signalNumber, handler) }
+        while stoppedGroup.wait(timeout: .now()) == .timedOut {
+            var p = pollfd(fd: fds[0], events: Int16(POLLIN), revents: 0)
+            guard poll(&p, 1, 100) > 0 else { continue }  // timeout or EINTR: look at the group again
+            var byte: UInt8 = 0
+            guard read(fds[0], &byte, 1) == 1 else { continue }
+            configuration.logger.notice("signal received, shutting down", ["signal": "\(byte)", "grace.seconds": "\(grace)"])
+            shutdown(gracePeriodSeconds: grace)  // returns once stopped (a second signal meanwhile only fills the pipe)
+        }
+        for (signalNumber, old) in previous {
+            var old = old
+            sigaction(signalNumber, &old, nil)
+        }
+        pthread_sigmask(SIG_SETMASK, &previousMask, nil)
+        shutdownSignalPipe.store(-1, ordering: .sequentiallyConsistent)
+        close(fds[0]); close(fds[1])
     }
+}
+
+/// The write end of `runUntilSignal`'s pipe, or -1; read by the signal handler (a lock-free load).
+private let shutdownSignalPipe = Atomic<Int32>(-1)
+
+/// SIGINT/SIGTERM while `runUntilSignal` runs: one byte (the signal's number) into its pipe. Only
+/// async-signal-safe work: an atomic load and `write`; `errno` is kept for the interrupted code.
+private func shutdownSignalHandler(_ signalNumber: Int32) {
+    let savedErrno = errno
+    let fd = shutdownSignalPipe.load(ordering: .sequentiallyConsistent)
+    if fd >= 0 {
+        var byte = UInt8(truncatingIfNeeded: signalNumber)
+        _ = write(fd, &byte, 1)
+    }
+    errno = savedErrno
 }
 
 /// A server's routes: fixed at init, or a "starting" router until `set` is called once. Read on every

@@ -117,10 +117,20 @@ public final class ParseTestServer: @unchecked Sendable {
         throw TestServerError(description: "server did not start: \(text)\n\(serverLog())")
     }
 
-    /// Sends `signal` and waits for the process to exit.
+    /// Sends `signal` and waits for the process to exit. A server that is still running 30 s after a
+    /// SIGTERM is reported on stderr and killed, so a lost signal fails loudly instead of hanging the run
+    /// (`ServerSignalTests` checks that SIGTERM itself stops it).
     public func kill(_ signal: Int32 = SIGKILL) {
         guard let p = process else { return }
         Foundation.kill(p.processIdentifier, signal)
+        if signal != SIGKILL {
+            let deadline = Date().addingTimeInterval(30)
+            while p.isRunning && Date() < deadline { usleep(20_000) }
+            if p.isRunning {
+                FileHandle.standardError.write(Data("ParseTestServer: pid \(p.processIdentifier) ignored signal \(signal) for 30 s; killing it\n".utf8))
+                Foundation.kill(p.processIdentifier, SIGKILL)
+            }
+        }
         p.waitUntilExit()
         process = nil
         stdinPipe = nil
