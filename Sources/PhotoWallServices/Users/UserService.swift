@@ -82,6 +82,7 @@ public final class UserService: Sendable {
     public func logout(auth: AuthContext) throws(ParseError) {
         guard let token = auth.sessionToken else { throw ParseError(.invalidSessionToken, "Session token required.") }
         _ = try database.deleteAll(className: "_Session", predicate: .compare("sessionToken", .eq, .string(token)))
+        if let userId = auth.userId { objects.events.publish(.sessionsEnded(userId: userId, sessionToken: token)) }
     }
 
     /// `GET /sessions/me`. - Throws: 209 `Session token required.` without a session.
@@ -326,6 +327,7 @@ public final class UserService: Sendable {
                 .compare("user", .eq, .pointer(className: "_User", objectId: userId)),
                 .compare("sessionToken", .ne, .string(keep)),
             ]))
+            objects.events.publish(.sessionsEnded(userId: userId, sessionToken: nil))
         }
         return result
     }
@@ -337,6 +339,7 @@ public final class UserService: Sendable {
         let user = try objects.fetchStored(className: "_User", objectId: userId)
         try database.delete(className: "_User", objectId: userId, writers: nil)
         _ = try database.deleteAll(className: "_Session", predicate: .compare("user", .eq, .pointer(className: "_User", objectId: userId)))
+        objects.events.publish(.sessionsEnded(userId: userId, sessionToken: nil))
         if let user { objects.afterDeleted(user, auth: auth) }
     }
 
