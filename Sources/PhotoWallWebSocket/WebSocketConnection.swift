@@ -57,7 +57,7 @@ public final class WebSocketConnection: Sendable {
     }
 
     /// Sends a close frame with `code` and `reason` after what is queued, then ends the connection
-    /// (after the peer's close, or 3 s). Idempotent; any thread.
+    /// (after the peer's close, or 5 s). Idempotent; any thread.
     public func close(code: UInt16 = 1000, reason: String = "") {
         let changed = outbox.withLock { box -> Bool in
             guard !box.closed, box.close == nil else { return false }

@@ -15,7 +15,7 @@ final class WebSocketPeer {
     var earlyOffset = 0
     var lastPing = ContinuousClock.now
     var awaitingPong = false
-    /// When a close frame was queued (the peer then has 3 s to answer it).
+    /// When a close frame was queued (the peer then has 5 s to answer it).
     var closingSince: ContinuousClock.Instant?
     /// When wslay was done and our side of the socket was shut down: input is read and dropped until
     /// the peer's end of stream (or 2 s), so unread input can't make the kernel reset the connection
@@ -133,7 +133,7 @@ final class WebSocketLoop: @unchecked Sendable {
     }
 
     /// Starts the lingering close of connections whose both directions are done; drops those whose
-    /// close went unanswered for 3 s or that lingered 2 s.
+    /// close went unanswered for 5 s or that lingered 2 s.
     private func sweep() {
         let now = ContinuousClock.now
         peers.removeAll { p in
@@ -143,7 +143,7 @@ final class WebSocketLoop: @unchecked Sendable {
                 return false
             }
             let done = wslay_event_want_read(ctx) == 0 && wslay_event_want_write(ctx) == 0
-            let late = p.closingSince.map { now - $0 > .seconds(3) } ?? false
+            let late = p.closingSince.map { now - $0 > .seconds(5) } ?? false
             if late { drop(p); return true }
             if done {
                 _ = shutdown(p.upgraded.socket, Int32(SHUT_WR))

@@ -47,7 +47,7 @@ def live():
     data = tempfile.mkdtemp(prefix="photowall-live-")
     srv, _, port = start(["serve", "--port", "0", "--data-dir", data, "--app-id", APP_ID, "--master-key", MASTER_KEY,
                           "--rest-key", REST_KEY, "--facebook-url", fb_url + "/v19.0", "--facebook-app-id", FB_APP_ID,
-                          "--facebook-app-secret", FB_SECRET, "--friend-sync-ttl", "1", "--live-ping-interval", "1"],
+                          "--facebook-app-secret", FB_SECRET, "--friend-sync-ttl", "1"],
                          r"listening on http://127\.0\.0\.1:(\d+)/parse")
     yield {"port": int(port), "url": f"http://127.0.0.1:{port}/parse", "ws": f"ws://127.0.0.1:{port}/parse", "fb": fb_url}
     for p in (srv, fb):
@@ -240,7 +240,10 @@ def test_events_keys_watch_update_unsubscribe(live):
     c.send({"op": "unsubscribe", "requestId": 2})
     assert c.recv() == {"op": "unsubscribed", "clientId": c.connected["clientId"], "requestId": 2}
     rest(live, "POST", "/classes/LiveThing", {"score": 50}, master=True)
-    rest(live, "POST", "/classes/LiveThing", {"score": -1}, master=True)
+    # through /batch: the same write path, the same event
+    status, body = rest(live, "POST", "/batch", {"requests": [{"method": "POST", "path": "/parse/classes/LiveThing",
+                                                               "body": {"score": -1}}]}, master=True)
+    assert status == 200 and "success" in body[0], body
     got = c.until_marker(marker(live))
     assert [(m["op"], m["requestId"], m["object"]["score"]) for m in got] == [("create", 1, -1)]
     c.close()
@@ -257,8 +260,22 @@ def raw_upgrade(live):
     return s, head.split(b"\r\n\r\n", 1)[1]
 
 
-def test_pings_and_dropping_silent_peers(live):
-    # (The fixture pings every second.) A peer that answers stays; one that never answers is dropped.
+@pytest.fixture(scope="module")
+def pinging():
+    """A server that pings every second (the main one keeps the default 10 s: a client that reads nothing
+    for a while, as the slow consumer does, would be dropped for its missed pongs)."""
+    data = tempfile.mkdtemp(prefix="photowall-live-")
+    srv, _, port = start(["serve", "--port", "0", "--data-dir", data, "--app-id", APP_ID, "--master-key", MASTER_KEY,
+                          "--rest-key", REST_KEY, "--live-ping-interval", "1"], r"listening on http://127\.0\.0\.1:(\d+)/parse")
+    yield {"port": int(port), "ws": f"ws://127.0.0.1:{port}/parse"}
+    srv.stdin.close()
+    srv.wait(timeout=20)
+    shutil.rmtree(data, ignore_errors=True)
+
+
+def test_pings_and_dropping_silent_peers(pinging):
+    # A peer that answers the pings stays; one that never answers is dropped.
+    live = pinging
     c = Client(live)
     time.sleep(3.5)
     c.subscribe(1, "LiveThing")
@@ -274,6 +291,72 @@ def test_pings_and_dropping_silent_peers(live):
             break
         data += chunk
     assert data.startswith(b"\x89\x00")  # a ping, unanswered: then the end of the connection
+    s.close()
+
+
+def masked(text):
+    payload, mask = text.encode(), os.urandom(4)
+    n = len(payload)
+    head = bytes([0x81]) + (bytes([0x80 | n]) if n < 126 else bytes([0x80 | 126]) + n.to_bytes(2, "big"))
+    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+
+class FrameReader:
+    def __init__(self, sock, pending=b""):
+        self.sock, self.buf = sock, pending
+
+    def take(self, n):
+        while len(self.buf) < n:
+            chunk = self.sock.recv(1 << 16)
+            if not chunk:
+                raise EOFError
+            self.buf += chunk
+        out, self.buf = self.buf[:n], self.buf[n:]
+        return out
+
+    def frame(self):
+        b0, b1 = self.take(2)
+        n = b1 & 0x7F
+        if n == 126:
+            n = int.from_bytes(self.take(2), "big")
+        elif n == 127:
+            n = int.from_bytes(self.take(8), "big")
+        return b0 & 0x0F, self.take(n)
+
+
+def test_slow_consumer_is_closed_1008_and_writers_go_on(live):
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connecting: a small window
+    s.settimeout(30)
+    s.connect(("127.0.0.1", live["port"]))
+    s.sendall(b"GET /parse HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+              b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += s.recv(4096)
+    reader = FrameReader(s, head.split(b"\r\n\r\n", 1)[1])
+    s.sendall(masked(json.dumps({"op": "connect", "applicationId": APP_ID, "restAPIKey": REST_KEY})))
+    s.sendall(masked(json.dumps({"op": "subscribe", "requestId": 1, "query": {"className": "LiveBig", "where": {}}})))
+    replies = []
+    while len(replies) < 2:
+        op, payload = reader.frame()
+        if op == 1:
+            replies.append(json.loads(payload)["op"])
+    assert replies == ["connected", "subscribed"]
+    # ~600 KB per event (object and original) while the client reads nothing: far past the kernel's buffers
+    # (4 MiB at most) plus the 1 MiB queue. Every write is answered all the same.
+    _, made = rest(live, "POST", "/classes/LiveBig", {"text": "x"}, master=True)
+    for i in range(25):
+        status, _ = rest(live, "PUT", f"/classes/LiveBig/{made['objectId']}", {"text": str(i) * 300_000}, master=True)
+        assert status == 200
+    events, close = 0, None
+    while close is None:
+        op, payload = reader.frame()
+        if op == 1:
+            events += 1
+        elif op == 8:
+            close = int.from_bytes(payload[:2], "big")
+    assert close == 1008 and 0 < events < 25
     s.close()
 
 
