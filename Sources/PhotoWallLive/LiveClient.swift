@@ -55,6 +55,17 @@ final class LiveClient: WebSocketSession {
         queue.async { [self] in deliver(event) }
     }
 
+    /// Ends (209) what used a session that is no longer valid, e.g. expired.
+    func enqueueSessionCheck() {
+        queue.async { [self] in
+            let s = state.withLock { $0 }
+            guard s.connected, !s.isMaster else { return }
+            let tokens = Set(([s.sessionToken] + s.subscriptions.values.map(\.sessionToken)).compactMap { $0 })
+            let ended = tokens.filter { (try? server.users.authenticate(sessionToken: $0)) == nil }
+            if !ended.isEmpty { endSessions(s, ended: { $0.map(ended.contains) ?? false }) }
+        }
+    }
+
     // MARK: requests
 
     func handle(_ text: String) {

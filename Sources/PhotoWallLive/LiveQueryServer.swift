@@ -22,6 +22,9 @@ public final class LiveQueryServer: Sendable {
         public var maxSubscriptionsPerClient = 100
         /// Pointer fields each class's events resolve, as `include` does (the wall: its authors).
         public var include: [String: [String]] = [:]
+        /// Every this many seconds each client's sessions are checked again, so one that expired gets
+        /// its 209 without waiting for an event (`photowall serve`: the ping interval).
+        public var sessionCheckSeconds = 10
         public init() {}
     }
 
@@ -38,6 +41,16 @@ public final class LiveQueryServer: Sendable {
         self.objects = objects; self.users = users; self.config = objects.config; self.hub = hub
         self.options = options; self.logger = logger
         objects.events.listen { [weak self] event in self?.dispatch(event) }
+        scheduleSessionCheck()
+    }
+
+    /// Re-checks every client's sessions each `sessionCheckSeconds` (expiry is no event of its own).
+    private func scheduleSessionCheck() {
+        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(options.sessionCheckSeconds)) { [weak self] in
+            guard let self else { return }
+            for c in clients.withLock({ Array($0.values) }) { c.enqueueSessionCheck() }
+            scheduleSessionCheck()
+        }
     }
 
     /// Adds `GET <mount>` (also `<mount>/`): a WebSocket upgrade to LiveQuery; without `Upgrade:

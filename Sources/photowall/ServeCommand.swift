@@ -66,6 +66,7 @@ enum ServeCommand {
         Limits:
           --max-upload-size SIZE largest file upload, e.g. 20mb (PARSE_SERVER_MAX_UPLOAD_SIZE; default 20mb)
           --max-json-size SIZE   largest JSON body (PHOTOWALL_MAX_JSON_SIZE; default 1mb)
+          --session-length S     seconds a new session lasts (PARSE_SERVER_SESSION_LENGTH; default 31536000, a year)
 
         Resumable uploads (tus):
           --upload-expiry SECONDS          an unfinished resumable upload expires after this idle time (PHOTOWALL_UPLOAD_EXPIRY; default 86400)
@@ -106,7 +107,7 @@ enum ServeCommand {
     static func run(_ args: [String]) -> Int32 {
         do {
             let o = try Options(args, known: ["port", "host", "data-dir", "database", "files", "app-id", "master-key", "rest-key", "client-key",
-                                              "javascript-key", "public-url", "max-upload-size", "max-json-size",
+                                              "javascript-key", "public-url", "max-upload-size", "max-json-size", "session-length",
                                               "worker-threads", "max-connections", "max-connections-per-ip", "live-connections-per-ip", "live-ping-interval", "request-head-timeout", "log-level", "thumbnail-size", "display-size", "upload-expiry", "upload-reaper-interval", "upload-orphan-age", "upload-stall-timeout",
                                               "facebook-url", "facebook-app-id", "facebook-app-secret", "friend-sync-ttl",
                                               "wall-visibility", "feed-threshold", "web-root", "facebook-dialog-url"],
@@ -142,6 +143,10 @@ enum ServeCommand {
         if let s = o.value("max-upload-size", env: ["PARSE_SERVER_MAX_UPLOAD_SIZE"]) {
             guard let n = parseByteSize(s), n > 0 else { throw UsageError(description: "bad size '\(s)'") }
             config.maxUploadBytes = n
+        }
+        if let s = o.value("session-length", env: ["PARSE_SERVER_SESSION_LENGTH"]) {
+            guard let n = Int64(s), n > 0 else { throw UsageError(description: "bad --session-length '\(s)' (seconds)") }
+            config.sessionLengthSeconds = n
         }
         if let s = o.value("max-json-size", env: ["PHOTOWALL_MAX_JSON_SIZE"]) {
             guard let n = parseByteSize(s), n > 0 else { throw UsageError(description: "bad size '\(s)'") }
@@ -265,6 +270,7 @@ enum ServeCommand {
         let hub = WebSocketHub(limits: wsLimits, logger: logger)
         var liveOptions = LiveQueryServer.Options()
         liveOptions.include = [WallSchema.imageClass: ["user"], WallSchema.commentClass: ["user"]]
+        liveOptions.sessionCheckSeconds = wsLimits.pingIntervalSeconds
         let live = LiveQueryServer(objects: objects, users: users, hub: hub, options: liveOptions, logger: logger)
         live.register(on: &apiRouter)
         server.beforeStop { hub.stop() }

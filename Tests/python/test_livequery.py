@@ -266,7 +266,7 @@ def pinging():
     for a while, as the slow consumer does, would be dropped for its missed pongs)."""
     data = tempfile.mkdtemp(prefix="photowall-live-")
     srv, _, port = start(["serve", "--port", "0", "--data-dir", data, "--app-id", APP_ID, "--master-key", MASTER_KEY,
-                          "--rest-key", REST_KEY, "--live-ping-interval", "1"], r"listening on http://127\.0\.0\.1:(\d+)/parse")
+                          "--rest-key", REST_KEY, "--live-ping-interval", "1", "--session-length", "3"], r"listening on http://127\.0\.0\.1:(\d+)/parse")
     yield {"port": int(port), "ws": f"ws://127.0.0.1:{port}/parse"}
     srv.stdin.close()
     srv.wait(timeout=20)
@@ -358,6 +358,18 @@ def test_slow_consumer_is_closed_1008_and_writers_go_on(live):
             close = int.from_bytes(payload[:2], "big")
     assert close == 1008 and 0 < events < 25
     s.close()
+
+
+def test_expired_session_gets_209_without_an_event(pinging):
+    # Sessions last 3 s on this server and are checked again every second (with the pings).
+    live = {**pinging, "url": pinging["ws"].replace("ws://", "http://")}
+    status, user = rest(live, "POST", "/users", {"username": "exp_" + uuid.uuid4().hex[:8], "password": "pw-123"})
+    assert status == 201, user
+    c = Client(live, sessionToken=user["sessionToken"])
+    assert c.connected["op"] == "connected"
+    c.subscribe(1, "LiveThing")
+    assert c.recv() == {"op": "error", "code": 209, "reconnect": False, "requestId": None, "error": "Invalid session token"}
+    c.close()
 
 
 def test_frames_and_caps(live):
