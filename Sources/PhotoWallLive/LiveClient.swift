@@ -285,7 +285,7 @@ final class LiveClient: WebSocketSession {
     func push(_ message: [String: JSON], installationId: String?) {
         var m = message
         if let installationId { m["installationId"] = .string(installationId) }
-        connection.send(text: JSON.object(m).compactText)
+        connection.send(text: JSON.object(m).text)
     }
 
     func pushError(code: Int, _ message: String, reconnect: Bool, requestId: Int?) {

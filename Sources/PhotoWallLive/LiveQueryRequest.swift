@@ -29,7 +29,7 @@ enum LiveQueryRequest {
         guard let o = json.objectValue else { throw Invalid(message: "Invalid type: \(json.typeName) (expected object)") }
         guard let opValue = o["op"] else { throw Invalid(message: "Missing required property: op") }
         guard let op = opValue.stringValue, ["connect", "subscribe", "update", "unsubscribe"].contains(op) else {
-            throw Invalid(message: "No enum match for: \(opValue.compactText)")
+            throw Invalid(message: "No enum match for: \(opValue.text)")
         }
         switch op {
         case "connect":
@@ -104,12 +104,5 @@ extension JSON {
         case .array: return "array"
         case .object: return "object"
         }
-    }
-
-    /// Compact JSON text.
-    var compactText: String {
-        var out: [UInt8] = []
-        write(into: &out)
-        return String(decoding: out, as: UTF8.self)
     }
 }

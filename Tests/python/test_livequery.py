@@ -548,3 +548,68 @@ def test_logout_sends_209_before_anything_else(live):
     c.send({"op": "unsubscribe", "requestId": 1})
     assert c.recv()["code"] == 2
     c.close()
+
+
+def test_photowall_watch_lines_json_reconnect_and_logout():
+    """`photowall watch` (wslay client framing over a plain socket): a line per new photo and comment, NDJSON
+    with --json, a reconnect after the server restarts, exit 2 once the session is gone."""
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    data = tempfile.mkdtemp(prefix="photowall-watch-")
+    home = tempfile.mkdtemp(prefix="photowall-watch-home-")
+    env = {**os.environ, "HOME": home, "XDG_CONFIG_HOME": home + "/config", "XDG_CACHE_HOME": home + "/cache"}
+    serve_args = ["serve", "--port", str(port), "--data-dir", data, "--app-id", APP_ID, "--master-key", MASTER_KEY]
+    srv, _, _ = start(serve_args, r"listening on http://127\.0\.0\.1:(\d+)/parse")
+    live = {"url": f"http://127.0.0.1:{port}/parse"}
+    watchers = []
+    try:
+        name = "watch_" + uuid.uuid4().hex[:8]
+        status, user = rest(live, "POST", "/users", {"username": name, "password": "pw-123"})
+        assert status == 201, user
+        subprocess.run([BINARY, "login", name, "--password", "pw-123", "--server", live["url"], "--app-id", APP_ID],
+                       env=env, check=True, capture_output=True, timeout=30)
+
+        def watcher(*extra):
+            p = subprocess.Popen([BINARY, "watch", *extra], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            watchers.append(p)
+            assert "following" in p.stderr.readline()
+            return p
+        as_json, as_text = watcher("--json"), watcher()
+        image = photo(live, user["sessionToken"])
+        line = json.loads(as_json.stdout.readline())
+        assert (line["type"], line["op"], line["object"]["objectId"]) == ("photo", "create", image)
+        assert line["object"]["user"]["objectId"] == user["objectId"] and line["object"]["width"] > 0
+        assert as_text.stdout.readline() == f'new photo · you · "hi" · id {image}\n'
+
+        # The server goes away and comes back on the same port: both reconnect by themselves.
+        srv.stdin.close()
+        srv.wait(timeout=20)
+        assert "reconnecting" in as_json.stderr.readline()
+        srv, _, _ = start(serve_args, r"listening on http://127\.0\.0\.1:(\d+)/parse")
+        for p in (as_json, as_text):
+            while "following" not in p.stderr.readline():
+                pass
+        status, comment = rest(live, "POST", "/classes/WallImageComment", {"comment": "still here", "imageObjectId": image},
+                               session=user["sessionToken"])
+        assert status == 201, comment
+        line = json.loads(as_json.stdout.readline())
+        assert (line["type"], line["object"]["objectId"], line["object"]["comment"]) == ("comment", comment["objectId"], "still here")
+        assert as_text.stdout.readline() == f"comment · you on {image}: still here\n"
+
+        # The session watch uses (the one `photowall login` made) ends: watch says so and exits 2.
+        with open(os.path.join(home, "config", "photowall", "session.json")) as f:
+            cli_session = json.load(f)["sessionToken"]
+        assert rest(live, "POST", "/logout", {}, session=cli_session)[0] == 200
+        for p in (as_json, as_text):
+            assert p.wait(timeout=30) == 2
+            assert "not logged in" in p.stderr.read()
+    finally:
+        for p in watchers:
+            if p.poll() is None:
+                p.kill()
+        srv.stdin.close()
+        srv.wait(timeout=20)
+        shutil.rmtree(data, ignore_errors=True)
+        shutil.rmtree(home, ignore_errors=True)
