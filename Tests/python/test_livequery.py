@@ -148,13 +148,7 @@ def test_handshake_refusals(live):
     assert r.status == 426 and r.getheader("Sec-WebSocket-Version") == "13"
     assert get({**upgrade, "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "short"}).status == 400
     # RFC 6455 §1.3's example key and answer, on the wire.
-    s = socket.create_connection(("127.0.0.1", live["port"]), timeout=10)
-    s.sendall(b"GET /parse HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-              b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
-    head = b""
-    while b"\r\n\r\n" not in head:
-        head += s.recv(4096)
-    assert head.startswith(b"HTTP/1.1 101")
+    s, _, head = raw_upgrade(live)
     assert b"Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=" in head
     s.close()
 
@@ -249,15 +243,21 @@ def test_events_keys_watch_update_unsubscribe(live):
     c.close()
 
 
-def raw_upgrade(live):
-    s = socket.create_connection(("127.0.0.1", live["port"]), timeout=20)
+def raw_upgrade(live, small_window=False):
+    """A WebSocket opened by hand with RFC 6455's example key. - Returns: the socket, the bytes after the 101's
+    head, and the head. `small_window`: a 4 KiB receive buffer (set before connecting)."""
+    s = socket.socket()
+    if small_window:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.settimeout(30)
+    s.connect(("127.0.0.1", live["port"]))
     s.sendall(b"GET /parse HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
               b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
     head = b""
     while b"\r\n\r\n" not in head:
         head += s.recv(4096)
     assert head.startswith(b"HTTP/1.1 101")
-    return s, head.split(b"\r\n\r\n", 1)[1]
+    return s, head.split(b"\r\n\r\n", 1)[1], head
 
 
 @pytest.fixture(scope="module")
@@ -280,8 +280,7 @@ def test_pings_and_dropping_silent_peers(pinging):
     time.sleep(3.5)
     c.subscribe(1, "LiveThing")
     c.close()
-    s, rest_ = raw_upgrade(live)
-    data = rest_
+    s, data, _ = raw_upgrade(live)
     while True:
         try:
             chunk = s.recv(4096)
@@ -325,16 +324,8 @@ class FrameReader:
 
 
 def test_slow_consumer_is_closed_1008_and_writers_go_on(live):
-    s = socket.socket()
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connecting: a small window
-    s.settimeout(30)
-    s.connect(("127.0.0.1", live["port"]))
-    s.sendall(b"GET /parse HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-              b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
-    head = b""
-    while b"\r\n\r\n" not in head:
-        head += s.recv(4096)
-    reader = FrameReader(s, head.split(b"\r\n\r\n", 1)[1])
+    s, pending, _ = raw_upgrade(live, small_window=True)
+    reader = FrameReader(s, pending)
     s.sendall(masked(json.dumps({"op": "connect", "applicationId": APP_ID, "restAPIKey": REST_KEY})))
     s.sendall(masked(json.dumps({"op": "subscribe", "requestId": 1, "query": {"className": "LiveBig", "where": {}}})))
     replies = []
@@ -385,14 +376,8 @@ def test_frames_and_caps(live):
     with pytest.raises(ConnectionClosed) as closed:
         ws.recv(timeout=20)
     assert closed.value.rcvd.code == 1003
-    s = socket.create_connection(("127.0.0.1", live["port"]), timeout=20)
-    s.sendall(b"GET /parse HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-              b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
-    head = b""
-    while b"\r\n\r\n" not in head:
-        head += s.recv(4096)
+    s, reply, _ = raw_upgrade(live)
     s.sendall(b"\x81\x05hello")
-    reply = b""
     while len(reply) < 4:
         chunk = s.recv(4096)
         if not chunk:

@@ -180,6 +180,7 @@ public final class UserService: Sendable {
                 if let name = profile.name { o.fields["name"] = .string(name) }
                 o.updatedAt = ParseDate.now()
             }
+            objects.events.publish(.saved(original: existing, current: user))
             let token = try createSession(userId: user.objectId, action: "login", authProvider: provider.name, installationId: auth.installationId)
             syncFriends(provider: provider, data: data, fbId: profile.id)
             var w = objects.wireObject(user, auth: AuthContext(user: user, sessionToken: token))
@@ -200,6 +201,7 @@ public final class UserService: Sendable {
             if error.code == .duplicateValue { throw ParseError(.accountAlreadyLinked, "this auth is already used") }
             throw error
         }
+        objects.events.publish(.saved(original: nil, current: user))
         let token = try createSession(userId: id, action: "login", authProvider: provider.name, installationId: auth.installationId)
         syncFriends(provider: provider, data: data, fbId: profile.id)
         // Every field the server set (fbId, name, username, …), as the 200 login answers, so an SDK
