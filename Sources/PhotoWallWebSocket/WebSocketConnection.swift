@@ -53,7 +53,7 @@ public final class WebSocketConnection: Sendable {
             box.bytes += bytes.count
             return true
         }
-        if queued { hub.wake() }
+        if queued { hub.wake(for: self) }
     }
 
     /// Sends a close frame with `code` and `reason` after what is queued, then ends the connection
@@ -64,6 +64,6 @@ public final class WebSocketConnection: Sendable {
             box.close = (code, reason)
             return true
         }
-        if changed { hub.wake() }
+        if changed { hub.wake(for: self) }
     }
 }

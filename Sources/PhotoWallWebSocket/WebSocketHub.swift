@@ -88,8 +88,21 @@ public final class WebSocketHub: Sendable {
         }
     }
 
-    /// Wakes the loop thread (new output, a close, a new connection).
+    /// Connections with new output or a close request since the loop last looked (so a pass flushes only
+    /// those, not every connection).
+    let dirty = Mutex<[ObjectIdentifier: WebSocketConnection]>([:])
+    /// A wake-up byte is in the pipe and the loop has not drained it yet: further wakes need no write.
+    let wakePending = Atomic<Bool>(false)
+
+    /// Marks `connection` for the loop's next pass and wakes it.
+    func wake(for connection: WebSocketConnection) {
+        dirty.withLock { $0[ObjectIdentifier(connection)] = connection }
+        wake()
+    }
+
+    /// Wakes the loop thread (new output, a close, a new connection); one pipe write per loop pass at most.
     func wake() {
+        guard !wakePending.exchange(true, ordering: .acquiringAndReleasing) else { return }
         var one: UInt8 = 1
         _ = write(wakePipe.1, &one, 1) // a full pipe already means "awake"
     }

@@ -32,7 +32,13 @@ final class WebSocketPeer {
 /// outboxes and the wake-up pipe, all thread-safe).
 final class WebSocketLoop: @unchecked Sendable {
     let hub: WebSocketHub
-    var peers: [WebSocketPeer] = []
+    var peers: [WebSocketPeer] = [] { didSet { if peers.count != oldValue.count { index() } } }
+    /// `peers` by their connection (for the hub's dirty set).
+    var byConnection: [ObjectIdentifier: WebSocketPeer] = [:]
+
+    private func index() {
+        byConnection = Dictionary(peers.map { (ObjectIdentifier($0.connection), $0) }, uniquingKeysWith: { a, _ in a })
+    }
 
     init(hub: WebSocketHub) { self.hub = hub }
 
@@ -44,8 +50,13 @@ final class WebSocketLoop: @unchecked Sendable {
                 for p in peers { p.connection.close(code: 1001, reason: "server stopping") }
             }
             peers.removeAll { $0.context == nil }
+            // Cleared before looking, so a send after this point writes a new wake-up byte.
+            hub.wakePending.store(false, ordering: .sequentiallyConsistent)
             adoptPending()
-            for p in peers where p.lingeringSince == nil { flushOutbox(p) }
+            let dirty = hub.dirty.withLock { d in defer { d.removeAll(keepingCapacity: true) }; return d }
+            for id in dirty.keys {
+                if let p = byConnection[id], p.context != nil, p.lingeringSince == nil { flushOutbox(p) }
+            }
             sweep()
             if let stopSince, peers.isEmpty || ContinuousClock.now - stopSince > .seconds(3) {
                 for p in peers { drop(p) }
@@ -77,7 +88,11 @@ final class WebSocketLoop: @unchecked Sendable {
                 if revents & (POLLIN | POLLHUP | POLLERR) != 0, wslay_event_want_read(ctx) != 0 {
                     if wslay_event_recv(ctx) != 0 { drop(p); continue }
                 }
-                if wslay_event_want_write(ctx) != 0, wslay_event_send(ctx) != 0 { drop(p); continue }
+                if wslay_event_want_write(ctx) != 0 {
+                    if wslay_event_send(ctx) != 0 { drop(p); continue }
+                    let framed = wslay_event_get_queued_msg_length(ctx)
+                    p.connection.outbox.withLock { $0.framedBytes = framed }
+                }
             }
             ping()
         }
