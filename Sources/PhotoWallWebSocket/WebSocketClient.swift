@@ -129,7 +129,13 @@ public final class WebSocketClient {
     /// nothing at all (not even a ping) arrived for `idleSeconds`.
     public func receive(idleSeconds: Int) -> String? {
         while inbox.isEmpty {
-            guard let context, !closedByPeer, wslay_event_want_read(context) != 0 else { return nil }
+            guard let context else { return nil }
+            if closedByPeer {
+                // Answer the server's close (wslay queued the echo), then report the end.
+                if wslay_event_want_write(context) != 0 { _ = wslay_event_send(context) }
+                return nil
+            }
+            guard wslay_event_want_read(context) != 0 else { return nil }
             var events = Int16(POLLIN)
             if wslay_event_want_write(context) != 0 { events |= Int16(POLLOUT) }
             var pfd = pollfd(fd: socket, events: events, revents: 0)
