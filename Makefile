@@ -65,7 +65,7 @@ test: venv
 	PHOTOWALL_BIN=$(DEBUG_BIN) $(SWIFT) test --skip-build --skip '$(TIMING_SUITES)' 2>&1 | tee .build/swift-test.log; test $${PIPESTATUS[0]} -eq 0
 	PHOTOWALL_BIN=$(DEBUG_BIN) $(SWIFT) test --skip-build --filter '$(TIMING_SUITES)' 2>&1 | tee .build/swift-test-timing.log; test $${PIPESTATUS[0]} -eq 0
 	$(MAKE) test-postgres
-	PHOTOWALL_BIN=$(DEBUG_BIN) $(PY) -m pytest -q Tests/python
+	PHOTOWALL_BIN=$(DEBUG_BIN) $(PY) -m pytest -q -rs Tests/python
 	PHOTOWALL_BIN=$(DEBUG_BIN) $(PY) -m pytest -q Tests/cli
 	$(MAKE) test-browser
 	$(MAKE) test-asan
@@ -103,6 +103,8 @@ test-postgres:
 	test $${PIPESTATUS[0]} -eq 0 || exit 1; \
 	echo "LiveQuery protocol and event authorization matrix on PostgreSQL"; \
 	PARSE_SERVER_DATABASE_URI=$$PHOTOWALL_TEST_DATABASE PHOTOWALL_BIN=$(DEBUG_BIN) $(PY) -m pytest -q Tests/python/test_livequery.py || exit 1; \
+	echo "LiveQuery across two instances on one PostgreSQL (LISTEN/NOTIFY)"; \
+	PHOTOWALL_BIN=$(DEBUG_BIN) $(PY) -m pytest -q -rs Tests/python/test_cluster_live.py || exit 1; \
 	echo "Upload client and several instances behind nginx on PostgreSQL + $${PHOTOWALL_TEST_S3:-the data dir}"; \
 	PHOTOWALL_BIN=$(DEBUG_BIN) $(SWIFT) test --skip-build --filter 'TusClientTests|ClusterTests' 2>&1 | tee .build/swift-test-cluster.log; \
 	exit $${PIPESTATUS[0]}

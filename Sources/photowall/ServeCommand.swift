@@ -233,6 +233,10 @@ enum ServeCommand {
         }
         // Committed saves and deletes, the wall's cascades included, for LiveQuery.
         let events = ObjectEventBus()
+        // Several instances on one PostgreSQL: each one's events reach the others' live subscribers
+        // through LISTEN/NOTIFY (SQLite is one process: nothing to carry).
+        let notifier = (database as? PostgresAdapter)?.changeNotifier()
+        if let notifier { ClusterEvents.connect(events, through: notifier, logger: logger) }
         // The photo wall, installed in the object service with one call (its rules, hooks, feed and file access).
         let wall = Wall(database: database, fileRecords: database, feedStore: database, friendGraph: database, providers: providers, files: files,
                         masterKey: config.masterKey,
@@ -273,7 +277,7 @@ enum ServeCommand {
         liveOptions.sessionCheckSeconds = wsLimits.pingIntervalSeconds
         let live = LiveQueryServer(objects: objects, users: users, hub: hub, options: liveOptions, logger: logger)
         live.register(on: &apiRouter)
-        server.beforeStop { hub.stop() }
+        server.beforeStop { hub.stop(); notifier?.stop() }
         api.register(on: &apiRouter)
         // With presigned downloads, wall images load from the S3 endpoint: the page must allow it.
         let directOrigin = (store as? S3FileStore).flatMap { $0.presignedURLSeconds == nil ? nil : $0.client.configuration.endpoint }
