@@ -16,7 +16,7 @@ import time
 import pytest
 
 from conftest import APP_ID, MASTER_KEY, REST_KEY
-from test_livequery import FB_APP_ID, FB_SECRET, Client, fb_login, fixture_users, marker, photo, rest, start
+from test_livequery import FB_APP_ID, FB_SECRET, Client, fb_login, fixture_users, marker, owner_friend_stranger, photo, rest, start
 
 DATABASE = os.environ.get("PHOTOWALL_TEST_DATABASE")
 CROSS_DEADLINE = 5.0
@@ -56,12 +56,7 @@ def cluster():
 
 
 def people(live):
-    users = fixture_users()
-    app = {i for i, u in users.items() if u.get("app_user", True)}
-    owner = next(i for i in sorted(app) if len([f for f in users[i]["friends"] if f in app]) >= 1)
-    friend = sorted(f for f in users[owner]["friends"] if f in app)[0]
-    stranger = sorted(app - set(users[owner]["friends"]) - set(users[friend]["friends"]) - {owner, friend})[0]
-    return fb_login(live, owner), fb_login(live, friend), fb_login(live, stranger)
+    return [fb_login(live, i) for i in owner_friend_stranger(fixture_users())]
 
 
 def first(client, deadline=CROSS_DEADLINE):

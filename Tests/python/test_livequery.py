@@ -424,12 +424,18 @@ def photo(live, session):
     return body["objectId"]
 
 
-def test_authorization_matrix(live):
-    users = fixture_users()
+def owner_friend_stranger(users):
+    """Facebook ids from the fixture: an app user with an app-user friend, that friend, and a stranger to both."""
     app = {i for i, u in users.items() if u.get("app_user", True)}
     owner = next(i for i in sorted(app) if len([f for f in users[i]["friends"] if f in app]) >= 1)
     friend = sorted(f for f in users[owner]["friends"] if f in app)[0]
     stranger = sorted(app - set(users[owner]["friends"]) - set(users[friend]["friends"]) - {owner, friend})[0]
+    return owner, friend, stranger
+
+
+def test_authorization_matrix(live):
+    users = fixture_users()
+    owner, friend, stranger = owner_friend_stranger(users)
     owner_id, owner_s = fb_login(live, owner)
     friend_id, friend_s = fb_login(live, friend)
     _, stranger_s = fb_login(live, stranger)
