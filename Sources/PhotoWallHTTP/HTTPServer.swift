@@ -47,6 +47,8 @@ public final class HTTPServer: Sendable {
     }
 
     private let lifecycle = Mutex(Lifecycle.initial)
+    /// Run by `shutdown` once new connections are refused, before libmicrohttpd stops (see `beforeStop`).
+    private let stopHooks = Mutex<[@Sendable () -> Void]>([])
     /// Entered by `start()`, left once stopped; `runUntilSignal()` waits on it.
     private let stoppedGroup = DispatchGroup()
 
@@ -207,6 +209,13 @@ public final class HTTPServer: Sendable {
         }
     }
 
+    /// Registers `hook` to run during `shutdown`, after new connections are refused and before
+    /// libmicrohttpd stops: where owners of upgraded connections (WebSocket) close them, since
+    /// libmicrohttpd must not stop with upgraded connections open. The hook may block briefly.
+    public func beforeStop(_ hook: @escaping @Sendable () -> Void) {
+        stopHooks.withLock { $0.append(hook) }
+    }
+
     private func stop(_ running: Running, gracePeriodSeconds: Double) {
         let logger = configuration.logger
         let engine = running.engine
@@ -215,6 +224,7 @@ public final class HTTPServer: Sendable {
         // (Not MHD_quiesce_daemon: with epoll and internal threads it races MHD's event loop and can
         // abort the process; see CMHDShim.h.)
         CMHDShim_stop_accepting(running.daemon)
+        for hook in stopHooks.withLock({ $0 }) { hook() }
         let deadline = ContinuousClock.now + .milliseconds(Int64(max(0, gracePeriodSeconds) * 1000))
         while engine.inFlightCount > 0 && ContinuousClock.now < deadline {
             usleep(5_000)

@@ -132,6 +132,10 @@ public enum RoutePlan: Sendable {
     case inline(maxBodyBytes: Int, handler: @Sendable (Request) throws -> Response)
     /// Refuse from the head without reading a body; `error` is rendered by the configuration's `errorRenderer`.
     case refuse(any Error)
+    /// Switch protocols (RFC 9110 §15.2.2, e.g. to WebSocket): answer `101 Switching Protocols` with the
+    /// route's headers (libmicrohttpd adds `Connection: Upgrade`), then hand the raw socket to the
+    /// route (see `UpgradeRoute`). A request with a body is refused with 400.
+    case upgrade(UpgradeRoute)
 
     /// A streamed body: `open` runs on a worker thread (the connection is suspended meanwhile, so it may
     /// look up sessions or records), and returns the typed per-request `State` that receives the body

@@ -58,6 +58,11 @@ extension PostgresAdapter {
         """
         CREATE INDEX IF NOT EXISTS "i_FILES_owner_sha256" ON "_FILES"(owner, sha256) WHERE owner IS NOT NULL;
         """,
+        // Live events too large for a NOTIFY payload (`PostgresChangeNotifier`), kept a short while.
+        """
+        CREATE TABLE IF NOT EXISTS "_LIVE_EVENTS" (id bigserial PRIMARY KEY, payload text NOT NULL, "createdAt" bigint NOT NULL);
+        CREATE INDEX IF NOT EXISTS "i_LIVE_EVENTS_createdAt" ON "_LIVE_EVENTS"("createdAt");
+        """,
     ] }
 
     /// The friend feed's own columns on the image class: its author (`FeedProjection.authorField`)

@@ -19,8 +19,8 @@ extension Wall {
     /// A deleted photo's comments and files.
     func removePhoto(_ image: StoredObject) {
         do {
-            _ = try database.deleteAll(className: WallSchema.commentClass,
-                                       predicate: .compare(WallSchema.commentImageField, .eq, .string(image.objectId)))
+            let onImage = Predicate.compare(WallSchema.commentImageField, .eq, .string(image.objectId))
+            try deleteAll(WallSchema.commentClass, onImage)
         } catch {
             logger.warning("could not delete a photo's comments", ["objectId": image.objectId, "cause": "\(error)"])
         }
@@ -37,10 +37,11 @@ extension Wall {
                 if photos.isEmpty { break }
                 for photo in photos {
                     try database.delete(className: WallSchema.imageClass, objectId: photo.objectId, writers: nil)
+                    events?.publish(.deleted(photo))
                     removePhoto(photo)
                 }
             }
-            _ = try database.deleteAll(className: WallSchema.commentClass, predicate: byUser)
+            try deleteAll(WallSchema.commentClass, byUser)
             while true {
                 let owned = try fileRecords.fileNames(ownedBy: user.objectId, limit: 500)
                 if owned.isEmpty { break }
@@ -49,5 +50,17 @@ extension Wall {
         } catch {
             logger.warning("could not delete a user's photos, comments or files", ["objectId": user.objectId, "cause": "\(error)"])
         }
+    }
+
+    /// Deletes every `className` object matching `predicate`; with a listening event bus, reads them
+    /// first and publishes each delete (LiveQuery `delete` events for cascades).
+    func deleteAll(_ className: String, _ predicate: Predicate) throws(ParseError) {
+        guard let events, events.hasListeners else {
+            _ = try database.deleteAll(className: className, predicate: predicate)
+            return
+        }
+        let doomed = try database.find(StoredQuery(className: className, predicate: predicate, readers: nil))
+        _ = try database.deleteAll(className: className, predicate: predicate)
+        for o in doomed { events.publish(.deleted(o)) }
     }
 }

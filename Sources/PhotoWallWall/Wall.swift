@@ -45,6 +45,8 @@ public final class Wall: ObjectServiceExtension {
     let access: WallFileAccess
     let classWriteRules: [String: ClassWriteRules]
     let logger: Logger
+    /// Where the cascading deletes are published (the object service's bus); nil: nowhere.
+    let events: ObjectEventBus?
 
     /// - Parameters:
     ///   - database: the wall classes' objects (read and deleted by the wall's own rules).
@@ -52,10 +54,11 @@ public final class Wall: ObjectServiceExtension {
     ///   - feedStore: the feed's queries (the adapter's projection of `WallSchema.feedProjection`).
     ///   - friendGraph: where friend lists are kept; `providers`: where they come from (by `authData` key).
     ///   - masterKey: the key file-URL signatures are derived from.
+    ///   - events: the bus the cascading deletes go to (the one given to `ObjectService`).
     public init(database: any ObjectStore, fileRecords: any FileRecordStore, feedStore: any FeedStore, friendGraph: any FriendGraphStore,
                 providers: [String: any IdentityProvider], files: FileService, masterKey: String,
-                options: Options = Options(), logger: Logger) {
-        self.database = database; self.fileRecords = fileRecords; self.files = files; self.logger = logger
+                options: Options = Options(), events: ObjectEventBus? = nil, logger: Logger) {
+        self.database = database; self.fileRecords = fileRecords; self.files = files; self.logger = logger; self.events = events
         friends = FriendService(graph: friendGraph, providers: providers, ttlSeconds: options.friendSyncTTLSeconds, logger: logger)
         rules = WallRules(database: database, friends: friends, visibility: options.visibility)
         thumbnails = ThumbnailService(files: files, sizes: options.thumbnailSizes, logger: logger)

@@ -24,6 +24,7 @@ struct PhotoWallCLI {
                          skips photos you already posted (same SHA-256) unless --allow-duplicate
           feed           your wall, newest first: photowall feed [--limit N] [--urls] [--json]
           comment        comment on a photo: photowall comment IMAGE_ID TEXT
+          watch          follow your wall live, a line per new photo or comment: photowall watch [--json]
           logout         end the stored session
 
         Tools:
@@ -58,6 +59,7 @@ struct PhotoWallCLI {
         case "seed-demo": code = SeedDemoCommand.run(rest)
         case "feed": code = FeedCommand.run(rest)
         case "comment": code = CommentCommand.run(rest)
+        case "watch": code = WatchCommand.run(rest)
         case "mock-facebook": code = runMockFacebookCommand(rest)
         case "login": code = LoginCommand.run(rest)
         case "logout": code = LogoutCommand.run(rest)

@@ -1,6 +1,7 @@
 import Foundation
 import PhotoWallCore
 import PhotoWallHTTP
+import PhotoWallLive
 import PhotoWallPostgres
 import PhotoWallREST
 import PhotoWallS3
@@ -8,6 +9,7 @@ import PhotoWallServices
 import PhotoWallStorage
 import PhotoWallWall
 import PhotoWallWeb
+import PhotoWallWebSocket
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -33,6 +35,10 @@ enum ServeCommand {
           --max-connections-per-ip N  open connections per client address; more are closed at once
                                  (PHOTOWALL_MAX_CONNECTIONS_PER_IP; default 64; 0 = no limit: behind a proxy all
                                  clients share its address, so raise it or set 0 there)
+          --live-connections-per-ip N  LiveQuery WebSocket connections per client address, within the limit
+                                 above; more are answered 429 (PHOTOWALL_LIVE_CONNECTIONS_PER_IP; default 32)
+          --live-ping-interval S  seconds between WebSocket pings; a peer that misses one pong is dropped
+                                 (PHOTOWALL_LIVE_PING_INTERVAL; default 10)
           --request-head-timeout S  seconds to send a whole request head, not restarted by each byte (on a
                                  kept-alive connection counted after the 30 s idle timeout)
                                  (PHOTOWALL_REQUEST_HEAD_TIMEOUT; default 10; 0 = none)
@@ -60,6 +66,7 @@ enum ServeCommand {
         Limits:
           --max-upload-size SIZE largest file upload, e.g. 20mb (PARSE_SERVER_MAX_UPLOAD_SIZE; default 20mb)
           --max-json-size SIZE   largest JSON body (PHOTOWALL_MAX_JSON_SIZE; default 1mb)
+          --session-length S     seconds a new session lasts (PARSE_SERVER_SESSION_LENGTH; default 31536000, a year)
 
         Resumable uploads (tus):
           --upload-expiry SECONDS          an unfinished resumable upload expires after this idle time (PHOTOWALL_UPLOAD_EXPIRY; default 86400)
@@ -100,8 +107,8 @@ enum ServeCommand {
     static func run(_ args: [String]) -> Int32 {
         do {
             let o = try Options(args, known: ["port", "host", "data-dir", "database", "files", "app-id", "master-key", "rest-key", "client-key",
-                                              "javascript-key", "public-url", "max-upload-size", "max-json-size",
-                                              "worker-threads", "max-connections", "max-connections-per-ip", "request-head-timeout", "log-level", "thumbnail-size", "display-size", "upload-expiry", "upload-reaper-interval", "upload-orphan-age", "upload-stall-timeout",
+                                              "javascript-key", "public-url", "max-upload-size", "max-json-size", "session-length",
+                                              "worker-threads", "max-connections", "max-connections-per-ip", "live-connections-per-ip", "live-ping-interval", "request-head-timeout", "log-level", "thumbnail-size", "display-size", "upload-expiry", "upload-reaper-interval", "upload-orphan-age", "upload-stall-timeout",
                                               "facebook-url", "facebook-app-id", "facebook-app-secret", "friend-sync-ttl",
                                               "wall-visibility", "feed-threshold", "web-root", "facebook-dialog-url"],
                                 flags: ["help", "allow-client-class-creation", "stop-on-stdin-eof"])
@@ -136,6 +143,10 @@ enum ServeCommand {
         if let s = o.value("max-upload-size", env: ["PARSE_SERVER_MAX_UPLOAD_SIZE"]) {
             guard let n = parseByteSize(s), n > 0 else { throw UsageError(description: "bad size '\(s)'") }
             config.maxUploadBytes = n
+        }
+        if let s = o.value("session-length", env: ["PARSE_SERVER_SESSION_LENGTH"]) {
+            guard let n = Int64(s), n > 0 else { throw UsageError(description: "bad --session-length '\(s)' (seconds)") }
+            config.sessionLengthSeconds = n
         }
         if let s = o.value("max-json-size", env: ["PHOTOWALL_MAX_JSON_SIZE"]) {
             guard let n = parseByteSize(s), n > 0 else { throw UsageError(description: "bad size '\(s)'") }
@@ -220,13 +231,19 @@ enum ServeCommand {
             guard let n = Int(t), n >= 0 else { throw UsageError(description: "bad --feed-threshold '\(t)'") }
             threshold = n
         }
+        // Committed saves and deletes, the wall's cascades included, for LiveQuery.
+        let events = ObjectEventBus()
+        // Several instances on one PostgreSQL: each one's events reach the others' live subscribers
+        // through LISTEN/NOTIFY (SQLite is one process: nothing to carry).
+        let notifier = (database as? PostgresAdapter)?.changeNotifier()
+        if let notifier { ClusterEvents.connect(events, through: notifier, logger: logger) }
         // The photo wall, installed in the object service with one call (its rules, hooks, feed and file access).
         let wall = Wall(database: database, fileRecords: database, feedStore: database, friendGraph: database, providers: providers, files: files,
                         masterKey: config.masterKey,
                         options: Wall.Options(visibility: visibility, thumbnailSizes: sizes, feedThreshold: threshold,
                                               friendSyncTTLSeconds: friendTTL),
-                        logger: logger)
-        let objects = ObjectService(store: database, fileRecords: database, config: config, installing: wall)
+                        events: events, logger: logger)
+        let objects = ObjectService(store: database, fileRecords: database, config: config, installing: wall, events: events)
         let users = try UserService(objects: objects, providers: providers, logger: logger)
         let expiry = o.value("upload-expiry", env: ["PHOTOWALL_UPLOAD_EXPIRY"]) ?? "86400"
         guard let expirySeconds = Int64(expiry), expirySeconds > 0 else { throw UsageError(description: "bad --upload-expiry '\(expiry)'") }
@@ -243,6 +260,24 @@ enum ServeCommand {
                            fileAccess: objects.fileAccess, functions: objects.functions,
                            objectReadsAreLocal: !(database is PostgresAdapter), logger: logger)
         var apiRouter = Router()
+        // LiveQuery at ws://host/<mount>: a WebSocket hub on the API's port; events per viewer (the wall's
+        // posts and comments carry their author as `include=user` would).
+        var wsLimits = WebSocketHub.Limits()
+        if let m = o.value("live-connections-per-ip", env: ["PHOTOWALL_LIVE_CONNECTIONS_PER_IP"]) {
+            guard let n = Int(m), n > 0 else { throw UsageError(description: "bad --live-connections-per-ip '\(m)'") }
+            wsLimits.maxConnectionsPerAddress = n
+        }
+        if let t = o.value("live-ping-interval", env: ["PHOTOWALL_LIVE_PING_INTERVAL"]) {
+            guard let n = Int(t), (1...3600).contains(n) else { throw UsageError(description: "bad --live-ping-interval '\(t)' (seconds)") }
+            wsLimits.pingIntervalSeconds = n
+        }
+        let hub = WebSocketHub(limits: wsLimits, logger: logger)
+        var liveOptions = LiveQueryServer.Options()
+        liveOptions.include = [WallSchema.imageClass: ["user"], WallSchema.commentClass: ["user"]]
+        liveOptions.sessionCheckSeconds = wsLimits.pingIntervalSeconds
+        let live = LiveQueryServer(objects: objects, users: users, hub: hub, options: liveOptions, logger: logger)
+        live.register(on: &apiRouter)
+        server.beforeStop { hub.stop(); notifier?.stop() }
         api.register(on: &apiRouter)
         // With presigned downloads, wall images load from the S3 endpoint: the page must allow it.
         let directOrigin = (store as? S3FileStore).flatMap { $0.presignedURLSeconds == nil ? nil : $0.client.configuration.endpoint }

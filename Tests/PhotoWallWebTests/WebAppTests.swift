@@ -81,7 +81,7 @@ import Testing
     @Test func theShippedFilesAreFound() throws {
         let root = try #require(WebAssets.defaultRoot())
         let assets = try WebAssets(root: root)
-        for name in ["index.html", "app.js", "api.js", "tus.js", "wall.js", "upload.js", "app.css", "favicon.svg"] {
+        for name in ["index.html", "app.js", "api.js", "tus.js", "wall.js", "upload.js", "live.js", "app.css", "favicon.svg"] {
             #expect(assets.files[name] != nil, "\(name) is shipped")
         }
     }

@@ -63,7 +63,7 @@ typedef struct CMHDShim_Daemon CMHDShim_Daemon;
 
 /**
  * Binds and listens on `bind_address:port`, starts MHD with flags INTERNAL_POLLING_THREAD | EPOLL |
- * ALLOW_SUSPEND_RESUME | ITC | ERROR_LOG | NO_LISTEN_SOCKET and the options in `config` (passed as
+ * ALLOW_SUSPEND_RESUME | ITC | ERROR_LOG | NO_LISTEN_SOCKET | ALLOW_UPGRADE (WebSocket) and the options in `config` (passed as
  * one MHD_OPTION_ARRAY), then starts the accept thread.
  *
  * @return the daemon, or NULL with `*error_number` set to an errno value (EINVAL for a bad
@@ -101,5 +101,12 @@ int CMHDShim_connection_client_address(struct MHD_Connection *connection, char *
 
 /** Names the calling thread (pthread_setname_np, a GNU extension Swift does not see); cut to 15 bytes. */
 void CMHDShim_set_current_thread_name(const char *name);
+
+/**
+ * MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE): ends an upgraded connection (MHD closes the socket;
+ * never close(2) it yourself). Call once per upgraded connection, from any thread.
+ * @return MHD_YES or MHD_NO.
+ */
+enum MHD_Result CMHDShim_upgrade_close(struct MHD_UpgradeResponseHandle *urh);
 
 #endif /* CMHDSHIM_H */

@@ -72,6 +72,13 @@ final class Engine: Sendable {
             return answerWithoutBody(context, response, connection: connection)
         case .refuse(let error):
             return answerWithoutBody(context, render(error, head), connection: connection)
+        case .upgrade(let route):
+            guard !context.declaresBody else {
+                return answerWithoutBody(context, render(HTTPError(status: 400, message: "An upgrade request has no body."), head),
+                                         connection: connection)
+            }
+            context.phase = .upgrading(route)
+            return .YES
         case .buffered(let maxBodyBytes, let handler), .inline(let maxBodyBytes, let handler):
             if let length = head.contentLength, length > maxBodyBytes {
                 return queueNow(context, render(HTTPError.payloadTooLarge, head), connection: connection)
@@ -159,6 +166,8 @@ final class Engine: Sendable {
         switch context.phase {
         case .discarding(let response):
             return queueNow(context, response, connection: connection)
+        case .upgrading(let route):
+            return queueUpgrade(context, route, connection: connection)
         case .buffering(_, let handler, let inline):
             let request = Request(head: head, body: context.body)
             context.body = []
@@ -195,7 +204,7 @@ final class Engine: Sendable {
             }
         case .discarding:
             guard context.bodyBytes - context.discardingSince <= configuration.discardBodyLimitBytes else { return .NO }
-        case .opening, .dispatched, .responded:
+        case .opening, .upgrading, .dispatched, .responded:
             return .NO // no body before `open` returned, nor after the final call; refuse rather than guess
         }
         return .YES
@@ -327,6 +336,7 @@ final class Engine: Sendable {
         case .opened(.success(.stream(let body))): body.sink.abort()
         default: break
         }
+        if let box = context.upgradeBox, box.claim() { box.route.onAbandoned() }
         if let sink = context.sink, !context.handlerStarted, !context.sinkAborted {
             context.sinkAborted = true
             sink.abort()

@@ -51,6 +51,8 @@ final class RequestContext: @unchecked Sendable {
         case streaming(OpenedStream.Body)
         /// Reading and dropping an empty or small body, then answering `Response` (no handler).
         case discarding(Response)
+        /// A protocol switch, answered `101` on the call after the (empty) body.
+        case upgrading(UpgradeRoute)
         /// The handler was handed to the worker pool.
         case dispatched
         /// A response was queued.
@@ -72,6 +74,8 @@ final class RequestContext: @unchecked Sendable {
     var sink: (any RequestBodySink)?
     var handlerStarted = false
     var sinkAborted = false
+    /// A queued `101`'s upgrade handler state, kept until the request completes (see `UpgradeBox`).
+    var upgradeBox: UpgradeBox?
     /// The status queued, nil until a response is queued.
     var status: Int?
 

@@ -29,12 +29,17 @@ public final class ObjectService: Sendable {
     let installed: (any ObjectServiceExtension)?
     /// Protected fields per class (`FieldPolicy.defaults`), fixed at init.
     public let fieldPolicies: [String: FieldPolicy]
+    /// Where committed saves and deletes are published (LiveQuery listens).
+    public let events: ObjectEventBus
 
     /// - Parameters:
     ///   - store: the objects; `fileRecords`: file metadata (the ownership check of File values).
     ///   - installing: the app's extension (its write rules, read filter, save and delete
     ///     hooks, cloud functions, file access); nil for a plain Parse server.
-    public init(store: any ObjectStore, fileRecords: any FileRecordStore, config: ServerConfig, installing: (any ObjectServiceExtension)? = nil) {
+    ///   - events: the bus committed saves and deletes go to (share it with the extension's own deletes).
+    public init(store: any ObjectStore, fileRecords: any FileRecordStore, config: ServerConfig, installing: (any ObjectServiceExtension)? = nil,
+                events: ObjectEventBus = ObjectEventBus()) {
+        self.events = events
         self.store = store
         self.fileRecords = fileRecords
         self.config = config
@@ -138,6 +143,7 @@ public final class ObjectService: Sendable {
                                       createdAt: now, updatedAt: now, fields: fields, acl: acl)
             try store.insert(object)
             outcome?.afterSave?()
+            events.publish(.saved(original: nil, current: object))
             installed?.render(&changed, className: className)
             return CreateResult(objectId: object.objectId, createdAt: now, changed: changed)
         } catch {
@@ -206,6 +212,7 @@ public final class ObjectService: Sendable {
                 object.updatedAt = ParseDate.now()
             }
             outcome?.afterSave?()
+            events.publish(.saved(original: original, current: stored))
             for (k, v) in outcome?.fields ?? [:] { changed[k] = v }
             installed?.render(&changed, className: className)
             return (stored.updatedAt, changed)
@@ -230,8 +237,10 @@ public final class ObjectService: Sendable {
         if let object { afterDeleted(object, auth: auth) }
     }
 
-    /// Runs the extension's `afterDelete` for a deleted object (for services that delete objects themselves).
+    /// Publishes the delete, then runs the extension's `afterDelete` for a deleted object (for services
+    /// that delete objects themselves).
     public func afterDeleted(_ object: StoredObject, auth: AuthContext) {
+        events.publish(.deleted(object))
         installed?.afterDelete(object, auth: auth)
     }
 

@@ -82,6 +82,7 @@ public final class UserService: Sendable {
     public func logout(auth: AuthContext) throws(ParseError) {
         guard let token = auth.sessionToken else { throw ParseError(.invalidSessionToken, "Session token required.") }
         _ = try database.deleteAll(className: "_Session", predicate: .compare("sessionToken", .eq, .string(token)))
+        if let userId = auth.userId { objects.events.publish(.sessionsEnded(userId: userId, sessionToken: token)) }
     }
 
     /// `GET /sessions/me`. - Throws: 209 `Session token required.` without a session.
@@ -179,6 +180,7 @@ public final class UserService: Sendable {
                 if let name = profile.name { o.fields["name"] = .string(name) }
                 o.updatedAt = ParseDate.now()
             }
+            objects.events.publish(.saved(original: existing, current: user))
             let token = try createSession(userId: user.objectId, action: "login", authProvider: provider.name, installationId: auth.installationId)
             syncFriends(provider: provider, data: data, fbId: profile.id)
             var w = objects.wireObject(user, auth: AuthContext(user: user, sessionToken: token))
@@ -199,6 +201,7 @@ public final class UserService: Sendable {
             if error.code == .duplicateValue { throw ParseError(.accountAlreadyLinked, "this auth is already used") }
             throw error
         }
+        objects.events.publish(.saved(original: nil, current: user))
         let token = try createSession(userId: id, action: "login", authProvider: provider.name, installationId: auth.installationId)
         syncFriends(provider: provider, data: data, fbId: profile.id)
         // Every field the server set (fbId, name, username, …), as the 200 login answers, so an SDK
@@ -326,6 +329,7 @@ public final class UserService: Sendable {
                 .compare("user", .eq, .pointer(className: "_User", objectId: userId)),
                 .compare("sessionToken", .ne, .string(keep)),
             ]))
+            objects.events.publish(.sessionsEnded(userId: userId, sessionToken: nil))
         }
         return result
     }
@@ -337,6 +341,7 @@ public final class UserService: Sendable {
         let user = try objects.fetchStored(className: "_User", objectId: userId)
         try database.delete(className: "_User", objectId: userId, writers: nil)
         _ = try database.deleteAll(className: "_Session", predicate: .compare("user", .eq, .pointer(className: "_User", objectId: userId)))
+        objects.events.publish(.sessionsEnded(userId: userId, sessionToken: nil))
         if let user { objects.afterDeleted(user, auth: auth) }
     }
 

@@ -3,6 +3,7 @@
 
 import { Api, ApiError, errorFrom } from './api.js';
 import { Wall } from './wall.js';
+import { LiveWall } from './live.js';
 import { Uploader } from './upload.js';
 import { avatar, keepTimesCurrent } from './people.js';
 
@@ -82,6 +83,7 @@ function startWall(config, api) {
   const wall = new Wall(api, { session, onAuthError, notify });
   new Uploader(api, config, { session, wall, onAuthError, notify });
   wall.start();
+  new LiveWall(api, config, { session, wall, onAuthError }).start();
   keepTimesCurrent();
 }
 

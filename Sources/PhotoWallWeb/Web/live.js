@@ -1,0 +1,163 @@
+// The live wall: Parse LiveQuery on this origin (ws(s)://host/<serverPath>), subscribed to WallImage and
+// WallImageComment with `where: {}`. The server decides every event per viewer by the rules the feed
+// follows, so these are exactly the friends' photos the wall shows and the comments on them.
+// - New photos wait behind an "N new photos" button at the top: the page never moves under the reader.
+// - New comments appear under their photo; a deleted photo (or one no longer shared) goes.
+// - The socket reconnects with backoff (1 s doubling to 30 s) and, after a gap, catches up through the
+//   feed's newest pages until a photo already shown: nothing missed, nothing doubled (ids are checked).
+// Own photos and comments are left to the uploader and the comment form, which add them themselves.
+
+const BACKOFF_FIRST_MS = 1000;
+const BACKOFF_MAX_MS = 30000;
+/** Feed pages read at most to catch up after a gap (then "Load more" finds the rest). */
+const CATCH_UP_PAGES = 5;
+const $ = (id) => document.getElementById(id);
+
+export class LiveWall {
+  constructor(api, config, { session, wall, onAuthError }) {
+    this.api = api;
+    this.config = config;
+    this.session = session;
+    this.wall = wall;
+    this.onAuthError = onAuthError;
+    this.pending = new Map(); // objectId → feed entry, not shown yet
+    this.backoff = BACKOFF_FIRST_MS;
+    this.everFollowed = false;
+    this.ended = false;
+    this.button = $('new-photos');
+    this.button.addEventListener('click', () => this.reveal());
+  }
+
+  start() { this.connect(); }
+
+  connect() {
+    const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
+    const ws = new WebSocket(`${scheme}://${location.host}${this.config.serverPath}`);
+    this.ws = ws;
+    ws.onopen = () => ws.send(JSON.stringify({ op: 'connect', applicationId: this.config.appId, sessionToken: this.session.sessionToken }));
+    ws.onmessage = (e) => { try { this.message(JSON.parse(e.data)); } catch { /* not ours */ } };
+    ws.onclose = () => {
+      if (this.ended) return;
+      document.body.dataset.live = 'off';
+      setTimeout(() => this.connect(), this.backoff);
+      this.backoff = Math.min(this.backoff * 2, BACKOFF_MAX_MS);
+    };
+  }
+
+  message(m) {
+    switch (m.op) {
+      case 'connected':
+        for (const [requestId, className] of [[1, 'WallImage'], [2, 'WallImageComment']]) {
+          this.ws.send(JSON.stringify({ op: 'subscribe', requestId, query: { className, where: {} } }));
+        }
+        break;
+      case 'subscribed':
+        if (m.requestId !== 2) break;
+        this.backoff = BACKOFF_FIRST_MS;
+        if (this.everFollowed) this.catchUp();
+        this.everFollowed = true;
+        document.body.dataset.live = 'on';
+        break;
+      case 'error':
+        if (m.code === 209) {
+          // The session ended elsewhere: no more events and no reconnect. The page itself goes back to
+          // the login on its next call (as before), so a comment being typed is kept as a draft.
+          this.ended = true;
+          this.ws.close();
+          document.body.dataset.live = 'ended';
+        }
+        break;
+      case 'create':
+      case 'enter':
+        if (m.requestId === 1) this.photo(m.object); else this.comment(m.object);
+        break;
+      case 'delete':
+      case 'leave':
+        if (m.requestId === 1) this.removePhoto(m.object.objectId); else this.removeComment(m.object.objectId);
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** A photo from the live event, as a feed entry (the event carries what the feed does). */
+  photo(o) {
+    if (o.user?.objectId === this.session.objectId) return;
+    if (this.wall.ids.has(o.objectId) || this.pending.has(o.objectId)) return;
+    this.pending.set(o.objectId, {
+      objectId: o.objectId,
+      user: o.user ? { objectId: o.user.objectId, name: o.user.name, fbId: o.user.fbId } : null,
+      createdAt: o.createdAt, image: o.image, thumbnail: o.thumbnail, display: o.display,
+      width: o.width, height: o.height, caption: o.caption, commentCount: 0, comments: [],
+    });
+    this.showButton();
+  }
+
+  showButton() {
+    const n = this.pending.size;
+    this.button.hidden = n === 0;
+    this.button.textContent = n === 1 ? '1 new photo' : `${n} new photos`;
+  }
+
+  /** Shows the waiting photos at the top, newest first, and goes there. */
+  reveal() {
+    const entries = [...this.pending.values()].sort((a, b) => new Date(a.createdAt) - new Date(b.createdAt));
+    this.pending.clear();
+    for (const e of entries) this.wall.add(e);
+    this.showButton();
+    window.scrollTo({ top: 0 });
+    document.querySelector('#feed .thumb')?.focus({ preventScroll: true });
+  }
+
+  comment(c) {
+    if (c.user?.objectId === this.session.objectId) return;
+    const node = document.getElementById(`photo-${c.imageObjectId}`);
+    if (!node || node.querySelector(`.comment-list li[data-object-id="${CSS.escape(c.objectId)}"]`)) return;
+    node.querySelector('.comment-list').append(this.wall.comment({
+      objectId: c.objectId, comment: c.comment, createdAt: c.createdAt,
+      user: c.user ? { objectId: c.user.objectId, name: c.user.name } : null,
+    }));
+    const count = Number(node.dataset.commentCount || 0) + 1;
+    node.dataset.commentCount = String(count);
+    this.wall.layout?.layoutAll();
+  }
+
+  removePhoto(objectId) {
+    this.pending.delete(objectId);
+    this.showButton();
+    const node = document.getElementById(`photo-${objectId}`);
+    if (!node) return;
+    node.remove();
+    this.wall.ids.delete(objectId);
+    this.wall.images.delete(objectId);
+    this.wall.layout?.layoutAll();
+    this.wall.status.textContent = `${this.wall.ids.size} photos shown.`;
+  }
+
+  removeComment(objectId) {
+    document.querySelector(`#feed .comment-list li[data-object-id="${CSS.escape(objectId)}"]`)?.remove();
+  }
+
+  /** After a gap: the feed's newest pages until a photo already shown (or waiting). */
+  async catchUp() {
+    let cursor = null;
+    try {
+      for (let page = 0; page < CATCH_UP_PAGES; page++) {
+        const body = { limit: 20 };
+        if (cursor) body.cursor = cursor;
+        const { result } = await this.api.call('POST', '/functions/feed', body);
+        let reachedKnown = false;
+        for (const image of result.images) {
+          if (this.wall.ids.has(image.objectId) || this.pending.has(image.objectId)) { reachedKnown = true; continue; }
+          if (image.user?.objectId === this.session.objectId) continue;
+          this.pending.set(image.objectId, image);
+        }
+        cursor = result.nextCursor;
+        if (reachedKnown || !cursor) break;
+      }
+    } catch (e) {
+      this.onAuthError(e);
+    }
+    this.showButton();
+  }
+}

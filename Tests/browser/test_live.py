@@ -1,0 +1,84 @@
+"""The live wall in two Chromium sessions on their own server: a friend's new photo waits behind "1 new photo"
+(the wall doesn't move), appears on top when asked; a comment appears under its photo; a deleted photo goes;
+after the server restarts the page reconnects and nothing is missed or doubled; a logout elsewhere ends it (209)."""
+import os
+import shutil
+import tempfile
+
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as EC
+
+from conftest import DESKTOP, ROOT, rest, start_server, stop
+from test_wall import A, B, login, photo_ids, shot, wait
+
+SAMPLE = os.path.join(ROOT, "Samples", "photos", "landscape_o1.jpg")
+
+
+def post_photo(api, session, caption):
+    with open(SAMPLE, "rb") as f:
+        status, file, _ = rest(api, "POST", "/files/live.jpg", raw=f.read(), session=session, master=False,
+                               headers={"Content-Type": "image/jpeg"})
+    assert status == 201, file
+    status, made, _ = rest(api, "POST", "/classes/WallImage", {"image": {"__type": "File", "name": file["name"]}, "caption": caption},
+                           session=session, master=False)
+    assert status == 201, made
+    return made["objectId"]
+
+
+def test_friends_photo_comment_delete_reconnect_and_logout_arrive_live(stack, browser):
+    data = tempfile.mkdtemp(prefix="photowall-live-")
+    srv, port = start_server(data, stack["fb_port"])
+    own = {**stack, "base": f"http://127.0.0.1:{port}", "api": f"http://127.0.0.1:{port}/parse"}
+    try:
+        poster, viewer = browser(DESKTOP), browser(DESKTOP)
+        a = login(poster, own, A, "live-a")
+        b = login(viewer, own, B, "live-b")
+        wait(viewer).until(lambda d: d.execute_script("return document.body.dataset.live") == "on")
+        before = photo_ids(viewer)
+        viewer.execute_script("window.scrollTo(0, 0)")
+
+        first = post_photo(own, a["sessionToken"], "live one")
+        button = wait(viewer).until(EC.visibility_of_element_located((By.ID, "new-photos")))
+        wait(viewer).until(lambda _: button.text == "1 new photo")
+        assert photo_ids(viewer) == before  # nothing moved until asked
+        shot(viewer, "live-1-new-photo-button")
+        button.click()
+        wait(viewer).until(lambda _: photo_ids(viewer)[:1] == [first])
+        assert not button.is_displayed()
+        assert viewer.find_element(By.CSS_SELECTOR, f"#photo-{first} .who").text == A["name"]
+        shot(viewer, "live-2-shown")
+
+        status, comment, _ = rest(own, "POST", "/classes/WallImageComment", {"comment": "seen live?", "imageObjectId": first},
+                                  session=a["sessionToken"], master=False)
+        assert status == 201, comment
+        li = wait(viewer).until(EC.presence_of_element_located(
+            (By.CSS_SELECTOR, f"#photo-{first} .comment-list li[data-object-id='{comment['objectId']}']")))
+        assert "seen live?" in li.text
+
+        # The server restarts: the page reconnects by itself and catches up.
+        stop(srv)
+        srv = None
+        wait(viewer).until(lambda d: d.execute_script("return document.body.dataset.live") == "off")
+        srv, _ = start_server(data, stack["fb_port"], port)
+        second = post_photo(own, a["sessionToken"], "posted across the gap")
+        wait(viewer, 60).until(lambda d: d.execute_script("return document.body.dataset.live") == "on")
+        wait(viewer, 60).until(lambda _: button.is_displayed() and button.text == "1 new photo")
+        button.click()
+        wait(viewer).until(lambda _: photo_ids(viewer)[:2] == [second, first])
+        assert len(photo_ids(viewer)) == len(set(photo_ids(viewer)))  # nothing doubled
+
+        assert rest(own, "DELETE", f"/classes/WallImage/{first}", session=a["sessionToken"], master=False)[0] == 200
+        wait(viewer).until(lambda _: first not in photo_ids(viewer))
+        assert photo_ids(viewer)[:1] == [second]
+        assert viewer.find_element(By.ID, "wall-status").text == f"{len(photo_ids(viewer))} photos shown."
+        shot(viewer, "live-3-deleted")
+
+        # Logged out elsewhere: the live wall hears it at once (209) and stops, without reconnecting; the
+        # page's next call then asks for a login (and keeps a comment being typed, as before).
+        assert rest(own, "POST", "/logout", {}, session=b["sessionToken"], master=False)[0] == 200
+        wait(viewer).until(lambda d: d.execute_script("return document.body.dataset.live") == "ended")
+        shot(viewer, "live-4-logged-out")
+    finally:
+        if srv:
+            stop(srv)
+        shutil.rmtree(data, ignore_errors=True)
