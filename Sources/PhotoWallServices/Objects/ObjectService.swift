@@ -29,13 +29,22 @@ public final class ObjectService: Sendable {
     let installed: (any ObjectServiceExtension)?
     /// Protected fields per class (`FieldPolicy.defaults`), fixed at init.
     public let fieldPolicies: [String: FieldPolicy]
+    /// Resolved sessions (`UserService.authenticate`), invalidated by every write of `store` to
+    /// `_Session` or `_User`.
+    public let sessionCache: SessionCache
 
     /// - Parameters:
     ///   - store: the objects; `fileRecords`: file metadata (the ownership check of File values).
     ///   - installing: the app's extension (its write rules, read filter, save and delete
     ///     hooks, cloud functions, file access); nil for a plain Parse server.
-    public init(store: any ObjectStore, fileRecords: any FileRecordStore, config: ServerConfig, installing: (any ObjectServiceExtension)? = nil) {
-        self.store = store
+    ///   - sessionCacheSeconds: how long a resolved session may be served from memory (see
+    ///     `SessionCache` for the bound); 0, the default, caches nothing. Only for a database no other
+    ///     process writes sessions or users to.
+    public init(store: any ObjectStore, fileRecords: any FileRecordStore, config: ServerConfig, installing: (any ObjectServiceExtension)? = nil,
+                sessionCacheSeconds: Double = 0) {
+        let cache = SessionCache(ttlSeconds: sessionCacheSeconds)
+        self.sessionCache = cache
+        self.store = SessionInvalidatingStore(base: store, cache: cache)
         self.fileRecords = fileRecords
         self.config = config
         self.coding = ValueCoding(config: config)
