@@ -58,7 +58,9 @@ public protocol ObjectServiceExtension: Sendable {
     func beforeSave(className: String, body: [String: JSON], auth: AuthContext,
                     original: StoredObject?) throws(ParseError) -> SaveHookOutcome?
     /// Last touches to an object's wire form, on every read and on a save's echoed fields (e.g.
-    /// signing file URLs).
+    /// signing file URLs). `object` holds at least the fields that hold Files: objects rendered from
+    /// their stored text (`ObjectService.writeStoredRow`) pass only those, so `render` may change or
+    /// remove those and add fields, but must not depend on the others.
     func render(_ object: inout [String: JSON], className: String)
     /// May `auth` (never the master key) delete `object` although its ACL doesn't let them?
     /// (e.g. an image's owner deleting comments on it).

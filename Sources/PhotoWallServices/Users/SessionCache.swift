@@ -123,6 +123,10 @@ struct SessionInvalidatingStore: ObjectStore {
 
     func find(_ query: StoredQuery) throws(ParseError) -> [StoredObject] { try base.find(query) }
 
+    func forEachStoredRow(_ query: StoredQuery, _ body: (StoredRowView) -> Void) throws(ParseError) -> Bool {
+        try base.forEachStoredRow(query, body)
+    }
+
     func count(_ query: StoredQuery) throws(ParseError) -> Int { try base.count(query) }
 
     func update(className: String, objectId: String, writers: PermissionSet,
