@@ -1,20 +1,29 @@
 /// Decodes `%XX` escapes (and `+` as space when `plusAsSpace`); invalid escapes are kept as written.
 public func percentDecode(_ s: some StringProtocol, plusAsSpace: Bool = false) -> String {
-    if !s.utf8.contains(where: { $0 == 37 || (plusAsSpace && $0 == 43) }) { return String(s) }
-    var out: [UInt8] = []
-    let b = Array(s.utf8)
-    out.reserveCapacity(b.count)
-    var i = 0
-    while i < b.count {
-        if b[i] == 37, i + 2 < b.count, let h = HexBytes.nibble(b[i + 1]), let l = HexBytes.nibble(b[i + 2]) {
-            out.append(h << 4 | l); i += 3
-        } else if plusAsSpace && b[i] == 43 {
-            out.append(32); i += 1
-        } else {
-            out.append(b[i]); i += 1
+    percentDecode(String(s), plusAsSpace: plusAsSpace)
+}
+
+/// `percentDecode` of a `String`: on its contiguous UTF-8, and the string itself when it has no escape
+/// (the common case on every request path).
+public func percentDecode(_ s: String, plusAsSpace: Bool = false) -> String {
+    var text = s
+    let decoded: String? = text.withUTF8 { b in
+        guard b.contains(where: { $0 == 37 || (plusAsSpace && $0 == 43) }) else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(b.count)
+        var i = 0
+        while i < b.count {
+            if b[i] == 37, i + 2 < b.count, let h = HexBytes.nibble(b[i + 1]), let l = HexBytes.nibble(b[i + 2]) {
+                out.append(h << 4 | l); i += 3
+            } else if plusAsSpace && b[i] == 43 {
+                out.append(32); i += 1
+            } else {
+                out.append(b[i]); i += 1
+            }
         }
+        return String(decoding: out, as: UTF8.self)
     }
-    return String(decoding: out, as: UTF8.self)
+    return decoded ?? text
 }
 
 /// Percent-encodes every UTF-8 byte of `s` that `keep` refuses, as `%XX` with upper-case hex (RFC 3986
@@ -24,7 +33,12 @@ public func percentDecode(_ s: some StringProtocol, plusAsSpace: Bool = false) -
 /// Works on the contiguous UTF-8 bytes (not through the generic collection, which cost a file URL
 /// several microseconds), and returns the string itself when no byte needs escaping.
 public func percentEncode(_ s: some StringProtocol, keeping keep: (UInt8) -> Bool) -> String {
-    var text = String(s)
+    percentEncode(String(s), keeping: keep)
+}
+
+/// `percentEncode` of a `String` (no generic conversion on the way).
+public func percentEncode(_ s: String, keeping keep: (UInt8) -> Bool) -> String {
+    var text = s
     let encoded: String? = text.withUTF8 { u in
         var escaped = 0
         for b in u where !keep(b) { escaped += 1 }

@@ -41,7 +41,14 @@ public struct ServerConfig: Sendable {
 
     /// The public URL of a stored file: `<publicServerURL>/files/<appId>/<percent-encoded name>`.
     public func fileURL(_ name: String) -> String {
-        publicServerURL + "/files/" + Self.encodeURIComponent(appId) + "/" + Self.encodeURIComponent(name)
+        let app = Self.encodeURIComponent(appId), file = Self.encodeURIComponent(name)
+        var url = publicServerURL
+        url.reserveCapacity(url.utf8.count + app.utf8.count + file.utf8.count + 8)
+        url += "/files/"
+        url += app
+        url += "/"
+        url += file
+        return url
     }
 
     /// JavaScript's `encodeURIComponent`.

@@ -85,12 +85,16 @@ extension ObjectService {
     /// - Returns: false when the row's fields are not a JSON object.
     func writeStoredRow(_ row: StoredRowView, into out: inout [UInt8]) -> Bool {
         let start = out.count
-        // Values holding a File, decoded and rendered (only when the row has any).
+        // A File stored as `{"__type":"File","name":…}` is written with its URL as it is, unless the
+        // extension's `render` may change the class's objects.
+        let plainFiles = !(installed?.renders(className: row.className) ?? false)
+        // Other values holding a File, decoded and rendered (only when the row has any).
         var decoded: [String: JSON] = [:]
         if Self.contains(row.fieldsText, #""File""#) {
             let whole = JSON.forEachMember(ofObjectText: row.fieldsText) { key, value in
                 guard key.first != UInt8(ascii: "_"), value.first == UInt8(ascii: "{") || value.first == UInt8(ascii: "["),
-                      Self.contains(value, #""File""#), let v = try? JSON.parse(value) else { return }
+                      Self.contains(value, #""File""#), !(plainFiles && Self.storedFileName(value) != nil),
+                      let v = try? JSON.parse(value) else { return }
                 decoded[Self.keyString(key)] = coding.toWire(v)
             }
             guard whole else { return false }
@@ -121,6 +125,17 @@ extension ObjectService {
         let whole = JSON.forEachMember(ofObjectText: row.fieldsText) { key, value in
             guard key.first != UInt8(ascii: "_"), !Self.systemFields.contains(where: { Self.equal($0, key) }) else { return }
             writeSystem(upTo: key)
+            if plainFiles, let name = Self.storedFileName(value) {
+                if out.count != start + 1 { out.append(UInt8(ascii: ",")) }
+                out.append(UInt8(ascii: "\""))
+                out.append(contentsOf: key)
+                out.append(contentsOf: #"":{"__type":"File","name":""#.utf8)
+                out.append(contentsOf: name)
+                out.append(contentsOf: #"","url":"#.utf8)
+                JSON.writeString(coding.config.fileURL(String(decoding: name, as: UTF8.self)), into: &out)
+                out.append(UInt8(ascii: "}"))
+                return
+            }
             if !decoded.isEmpty, value.first == UInt8(ascii: "{") || value.first == UInt8(ascii: "["), Self.contains(value, #""File""#) {
                 guard let v = decoded.removeValue(forKey: Self.keyString(key)) else { return }  // render removed it
                 if out.count != start + 1 { out.append(UInt8(ascii: ",")) }
@@ -178,6 +193,18 @@ extension ObjectService {
         let n = min(a.utf8CodeUnitCount, b.count)
         for i in 0..<n where a.utf8Start[i] != b[i] { return a.utf8Start[i] < b[i] }
         return a.utf8CodeUnitCount < b.count
+    }
+
+    /// The name's bytes of a File stored as `ValueCoding.toStored` writes it, `{"__type":"File","name":"…"}`
+    /// with no escape in the name; nil for any other value.
+    static func storedFileName(_ value: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8>? {
+        let prefix: StaticString = #"{"__type":"File","name":""#
+        let n = prefix.utf8CodeUnitCount
+        guard value.count >= n + 2, value[value.count - 2] == UInt8(ascii: "\""), value[value.count - 1] == UInt8(ascii: "}") else { return nil }
+        for i in 0..<n where value[i] != prefix.utf8Start[i] { return nil }
+        let name = UnsafeBufferPointer(rebasing: value[n..<(value.count - 2)])
+        guard !name.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return nil }
+        return name
     }
 
     /// Whether `needle` occurs in `haystack`.
