@@ -53,7 +53,10 @@ public struct ServerConfig: Sendable {
 
     /// JavaScript's `encodeURIComponent`.
     public static func encodeURIComponent(_ s: String) -> String {
-        percentEncode(s, keeping: isURIComponentByte)
+        // The common case (nothing to escape) checked here, where the test inlines, rather than
+        // through percentEncode's closure call per byte.
+        if s.utf8.allSatisfy(isURIComponentByte) { return s }
+        return percentEncode(s, keeping: isURIComponentByte)
     }
 
     /// Bytes `encodeURIComponent` leaves as they are: `A-Z a-z 0-9 - _ . ! ~ * ' ( )`. (A switch, not a
