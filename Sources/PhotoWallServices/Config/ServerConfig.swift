@@ -55,7 +55,8 @@ public struct ServerConfig: Sendable {
     public static func encodeURIComponent(_ s: String) -> String {
         // The common case (nothing to escape) checked here, where the test inlines, rather than
         // through percentEncode's closure call per byte.
-        if s.utf8.allSatisfy(isURIComponentByte) { return s }
+        var text = s
+        if text.withUTF8({ $0.allSatisfy(isURIComponentByte) }) { return text }
         return percentEncode(s, keeping: isURIComponentByte)
     }
 
