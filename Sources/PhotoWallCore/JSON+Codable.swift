@@ -85,10 +85,16 @@ extension JSON {
         }
     }
 
-    static func writeString(_ s: String, into out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
+    /// Writes `s` as a JSON string (quoted and escaped).
+    public static func writeString(_ s: String, into out: inout [UInt8]) {
         var s = s
-        s.withUTF8 { u in
+        s.withUTF8 { writeString(utf8: $0, into: &out) }
+    }
+
+    /// Writes the UTF-8 bytes `u` as a JSON string (quoted, `"`, `\\` and control bytes escaped).
+    public static func writeString(utf8 u: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        do {
             var runStart = 0
             for i in 0..<u.count {
                 let b = u[i]

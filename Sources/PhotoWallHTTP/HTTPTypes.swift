@@ -90,10 +90,15 @@ public struct Response: Sendable {
 
     /// `application/json; charset=utf-8` with `Cache-Control: no-store`.
     public static func json(_ value: JSON, status: Int = 200, headers: HTTPHeaders = HTTPHeaders()) -> Response {
+        json(text: value.serialized, status: status, headers: headers)
+    }
+
+    /// `json(_:)` for JSON text already rendered (UTF-8), sent as it is.
+    public static func json(text: [UInt8], status: Int = 200, headers: HTTPHeaders = HTTPHeaders()) -> Response {
         var h = headers
         h.set("Content-Type", "application/json; charset=utf-8")
         h.set("Cache-Control", "no-store")
-        return Response(status: status, headers: h, body: .bytes(value.serialized))
+        return Response(status: status, headers: h, body: .bytes(text))
     }
 
     public static func text(_ text: String, status: Int) -> Response {

@@ -9,10 +9,17 @@ import PhotoWallCore
 /// the `GET` route, and only then any-method ones (a catch-all must not shadow the GET route HEAD falls
 /// back to).
 public struct RouteTable<Target: Sendable>: Sendable {
+    /// One pattern segment, classified once when the route is added (not on every request).
+    enum Segment: Sendable {
+        case literal(String)
+        case parameter(String)
+        case rest(String)
+    }
+
     struct Entry: Sendable {
         var method: String
         var pattern: String
-        var segments: [Substring]
+        var segments: [Segment]
         /// The pattern ends in `*name` (so it matches paths of `segments.count - 1` or more segments).
         var endsInRest: Bool
         var target: Target
@@ -33,9 +40,14 @@ public struct RouteTable<Target: Sendable>: Sendable {
 
     /// Adds a route. `method` is upper-case, or `*` for any method.
     public mutating func add(_ method: String, _ pattern: String, _ target: Target) {
-        let segments = pattern.split(separator: "/", omittingEmptySubsequences: true)
-        entries.append(Entry(method: method, pattern: pattern, segments: segments,
-                             endsInRest: segments.last?.hasPrefix("*") ?? false, target: target))
+        let segments: [Segment] = pattern.split(separator: "/", omittingEmptySubsequences: true).map { seg in
+            if seg.hasPrefix("*") { return .rest(String(seg.dropFirst())) }
+            if seg.hasPrefix(":") { return .parameter(String(seg.dropFirst())) }
+            return .literal(String(seg))
+        }
+        var endsInRest = false
+        if case .rest = segments.last { endsInRest = true }
+        entries.append(Entry(method: method, pattern: pattern, segments: segments, endsInRest: endsInRest, target: target))
     }
 
     /// The first route for `method` whose pattern matches `path` (raw, as sent: captured segments are
@@ -69,19 +81,24 @@ public struct RouteTable<Target: Sendable>: Sendable {
         return nil
     }
 
-    static func match<S: StringProtocol>(_ pattern: [Substring], _ parts: [S], _ decode: (S) -> String) -> [String: String]? {
+    static func match<S: StringProtocol>(_ pattern: [Segment], _ parts: [S], _ decode: (S) -> String) -> [String: String]? {
+        // Literals first: most candidates fail on one, before any parameter is decoded.
+        for (i, seg) in pattern.enumerated() {
+            guard case .literal(let literal) = seg else { continue }
+            guard i < parts.count, parts[i] == literal else { return nil }
+        }
         var params: [String: String] = [:]
         var i = 0
         for (pi, seg) in pattern.enumerated() {
-            if seg.hasPrefix("*") {
-                params[String(seg.dropFirst())] = parts[min(i, parts.count)...].map(decode).joined(separator: "/")
+            switch seg {
+            case .rest(let name):
+                params[name] = parts[min(i, parts.count)...].map(decode).joined(separator: "/")
                 return pi == pattern.count - 1 ? params : nil
-            }
-            guard i < parts.count else { return nil }
-            if seg.hasPrefix(":") {
-                params[String(seg.dropFirst())] = decode(parts[i])
-            } else if seg != parts[i] {
-                return nil
+            case .parameter(let name):
+                guard i < parts.count else { return nil }
+                params[name] = decode(parts[i])
+            case .literal:
+                guard i < parts.count else { return nil }
             }
             i += 1
         }

@@ -23,15 +23,29 @@ struct APIRequest {
     }
 }
 
-/// A route's answer before rendering.
+/// A route's answer before rendering: a JSON value, or JSON text a service rendered straight into bytes.
 struct APIResponse {
+    enum Body {
+        case json(JSON)
+        /// UTF-8 JSON text, sent as it is.
+        case text([UInt8])
+    }
     var status: Int = 200
-    var json: JSON
+    var body: Body
     /// Absolute URL for `Location` on 201.
     var location: String?
 
-    static func ok(_ json: JSON) -> APIResponse { APIResponse(json: json) }
-    static func created(_ json: JSON, location: String) -> APIResponse { APIResponse(status: 201, json: json, location: location) }
+    /// The body as a value (rendered text is parsed back: for `/batch` results).
+    var json: JSON {
+        switch body {
+        case .json(let value): return value
+        case .text(let bytes): return (try? JSON.parse(bytes)) ?? .null
+        }
+    }
+
+    static func ok(_ json: JSON) -> APIResponse { APIResponse(body: .json(json)) }
+    static func ok(text: [UInt8]) -> APIResponse { APIResponse(body: .text(text)) }
+    static func created(_ json: JSON, location: String) -> APIResponse { APIResponse(status: 201, body: .json(json), location: location) }
 }
 
 /// Errors the REST layer answers without a Parse code (`{"error":"…"}`): 403 unauthorized, 404 route.
@@ -51,12 +65,20 @@ enum Render {
     ]
 
     static func json(_ value: JSON, status: Int, headers extra: [(String, String)] = []) -> Response {
+        json(text: value.serialized, status: status, headers: extra)
+    }
+
+    static func json(text: [UInt8], status: Int, headers extra: [(String, String)] = []) -> Response {
         var h = HTTPHeaders(corsHeaders)
         for (k, v) in extra { h.add(k, v) }
-        return Response.json(value, status: status, headers: h)
+        return Response.json(text: text, status: status, headers: h)
     }
 
     static func api(_ r: APIResponse) -> Response {
-        json(r.json, status: r.status, headers: r.location.map { [("Location", $0)] } ?? [])
+        let extra = r.location.map { [("Location", $0)] } ?? []
+        switch r.body {
+        case .json(let value): return json(value, status: r.status, headers: extra)
+        case .text(let text): return json(text: text, status: r.status, headers: extra)
+        }
     }
 }

@@ -70,13 +70,13 @@ extension ParseAPI {
         var options = try FindOptions.parse(r.params)
         if options.limit == nil { options.limit = config.defaultLimit }
         if className == "_Session" { return .ok(try users.findSessions(options: options, auth: r.auth)) }
-        return .ok(try objects.find(className: className, options: options, auth: r.auth))
+        return .ok(text: try objects.findRendered(className: className, options: options, auth: r.auth))
     }
 
     func get(_ r: APIRequest, className: String, objectId: String) throws -> APIResponse {
         try objects.validateClassName(className)
         let options = try FindOptions.parse(r.params, allowed: ["keys", "include", "excludeKeys"])
-        return .ok(.object(try objects.get(className: className, objectId: objectId, options: options, auth: r.auth)))
+        return .ok(text: try objects.getRendered(className: className, objectId: objectId, options: options, auth: r.auth))
     }
 
     func create(_ r: APIRequest, className: String) throws -> APIResponse {

@@ -20,6 +20,19 @@ public enum SQLValue: Sendable, Hashable {
     }
 }
 
+/// One result row as SQLite holds it, valid only during the `forEachRawRow` callback that hands it out.
+public struct SQLiteRow {
+    let stmt: SQLiteStatementHandle
+
+    public func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(stmt, column) }
+
+    /// The column's text as UTF-8 bytes (SQLite's buffer, no copy); nil for NULL.
+    public func text(_ column: Int32) -> UnsafeBufferPointer<UInt8>? {
+        guard let p = sqlite3_column_text(stmt, column) else { return nil }
+        return UnsafeBufferPointer(start: p, count: Int(sqlite3_column_bytes(stmt, column)))
+    }
+}
+
 /// A failed SQLite call. `sql` is kept for logs; bound arguments never are.
 public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     /// The extended result code (`SQLITE_CONSTRAINT_UNIQUE` = 2067, `SQLITE_BUSY` = 5, …).
@@ -114,16 +127,34 @@ public final class SQLiteConnection: @unchecked Sendable {
         try forEachRow(sql, args, until: { try row($0); return false })
     }
 
-    /// Like `forEachRow`, stopping (without reading further) once `stop` returns true.
-    public func forEachRow(_ sql: String, _ args: [SQLValue] = [], until stop: ([SQLValue]) throws -> Bool) throws {
+    /// Runs a statement, calling `row` for each result row as SQLite holds it (no copy): for reading
+    /// columns straight into a response.
+    /// - Throws: `SQLiteError`; rethrows what `row` throws.
+    public func forEachRawRow(_ sql: String, _ args: [SQLValue] = [], _ row: (SQLiteRow) throws -> Void) throws {
+        try step(sql, args) { stmt in
+            try row(SQLiteRow(stmt: stmt))
+            return false
+        }
+    }
+
+    /// Prepares (from the cache), binds and steps `sql`, calling `row` on each result row until it
+    /// returns true; the statement is reset after.
+    private func step(_ sql: String, _ args: [SQLValue], _ row: (SQLiteStatementHandle) throws -> Bool) throws {
         let stmt = try statement(sql)
         defer { sqlite3_reset(stmt); sqlite3_clear_bindings(stmt) }
         bind(stmt, args)
-        let n = sqlite3_column_count(stmt)
         while true {
             let rc = sqlite3_step(stmt)
             if rc == SQLITE_DONE { break }
             guard rc == SQLITE_ROW else { throw error(rc, sql) }
+            if try row(stmt) { break }
+        }
+    }
+
+    /// Like `forEachRow`, stopping (without reading further) once `stop` returns true.
+    public func forEachRow(_ sql: String, _ args: [SQLValue] = [], until stop: ([SQLValue]) throws -> Bool) throws {
+        try step(sql, args) { stmt in
+            let n = sqlite3_column_count(stmt)
             var values: [SQLValue] = []
             values.reserveCapacity(Int(n))
             for c in 0..<n {
@@ -139,7 +170,7 @@ public final class SQLiteConnection: @unchecked Sendable {
                 default: values.append(.null)
                 }
             }
-            if try stop(values) { break }
+            return try stop(values)
         }
     }
 

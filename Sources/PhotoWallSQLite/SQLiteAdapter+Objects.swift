@@ -115,6 +115,26 @@ extension SQLiteAdapter: ObjectStore {
         }
     }
 
+    /// `find` without decoding: each row's `doc` and `acl` text as SQLite holds it.
+    public func forEachStoredRow(_ query: StoredQuery, _ body: (StoredRowView) -> Void) throws(ParseError) -> Bool {
+        guard let schema = try schema(of: query.className) else { return true }
+        let compiled = try SQLiteQueryCompiler(schema: schema).select(query, columns: Self.columns)
+        let empty: StaticString = "{}"
+        try guarded {
+            try db.read { conn in
+                try conn.forEachRawRow(compiled.sql, compiled.args, { row in
+                    body(StoredRowView(className: query.className,
+                                       objectId: row.text(0) ?? UnsafeBufferPointer(start: empty.utf8Start, count: 0),
+                                       createdAt: ParseDate(millisecondsSince1970: row.int64(1)),
+                                       updatedAt: ParseDate(millisecondsSince1970: row.int64(2)),
+                                       fieldsText: row.text(3) ?? UnsafeBufferPointer(start: empty.utf8Start, count: 2),
+                                       aclText: row.text(4)))
+                })
+            }
+        }
+        return true
+    }
+
     public func count(_ query: StoredQuery) throws(ParseError) -> Int {
         guard let schema = try schema(of: query.className) else { return 0 }
         var q = query

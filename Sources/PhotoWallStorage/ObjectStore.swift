@@ -21,6 +21,12 @@ public protocol ObjectStore: Sendable {
     /// Objects matching the query, in order.
     func find(_ query: StoredQuery) throws(ParseError) -> [StoredObject]
 
+    /// Calls `body` with each object matching the query, in order, as the database holds it (its
+    /// fields still JSON text), for rendering without decoding.
+    /// - Returns: false when the store cannot (then `body` was not called and the caller uses `find`).
+    ///   The default: false.
+    func forEachStoredRow(_ query: StoredQuery, _ body: (StoredRowView) -> Void) throws(ParseError) -> Bool
+
     /// How many objects match (ignores `limit` and `skip`).
     func count(_ query: StoredQuery) throws(ParseError) -> Int
 
@@ -37,4 +43,8 @@ public protocol ObjectStore: Sendable {
     /// Deletes every object of the class matching `predicate` (internal housekeeping, e.g. sessions of a user).
     /// - Returns: how many were deleted.
     func deleteAll(className: String, predicate: Predicate) throws(ParseError) -> Int
+}
+
+extension ObjectStore {
+    public func forEachStoredRow(_ query: StoredQuery, _ body: (StoredRowView) -> Void) throws(ParseError) -> Bool { false }
 }

@@ -101,6 +101,11 @@ public final class Wall: ObjectServiceExtension {
         if className == WallSchema.imageClass { access.signWallFiles(&object) }
     }
 
+    /// `render` signs `WallImage` files on a friends-only wall, and changes nothing else.
+    public func renders(className: String) -> Bool {
+        className == WallSchema.imageClass && access.wall.visibility == .friends
+    }
+
     public func mayDelete(_ object: StoredObject, auth: AuthContext) throws(ParseError) -> Bool { rules.mayDelete(object, auth: auth) }
 
     public var functions: [String: ExtensionFunction] {

@@ -243,7 +243,11 @@ enum ServeCommand {
                         options: Wall.Options(visibility: visibility, thumbnailSizes: sizes, feedThreshold: threshold,
                                               friendSyncTTLSeconds: friendTTL),
                         events: events, logger: logger)
-        let objects = ObjectService(store: database, fileRecords: database, config: config, installing: wall, events: events)
+        // Resolved sessions are cached for 5 s, invalidated at once by every write of a session or user in this
+        // process. Not on PostgreSQL: several instances may share its database, and another instance's
+        // logout would not reach this cache (see SessionCache).
+        let objects = ObjectService(store: database, fileRecords: database, config: config, installing: wall, events: events,
+                                    sessionCacheSeconds: database is PostgresAdapter ? 0 : 5)
         let users = try UserService(objects: objects, providers: providers, logger: logger)
         let expiry = o.value("upload-expiry", env: ["PHOTOWALL_UPLOAD_EXPIRY"]) ?? "86400"
         guard let expirySeconds = Int64(expiry), expirySeconds > 0 else { throw UsageError(description: "bad --upload-expiry '\(expiry)'") }

@@ -76,8 +76,8 @@ extension Engine {
     /// Headers the engine passes on. libmicrohttpd writes framing itself (`Content-Length`,
     /// `Transfer-Encoding`); `X-Request-Id` is always the engine's; CR, LF and NUL never go out.
     static func isForwardable(name: String, value: String) -> Bool {
-        let lower = name.lowercased()
-        if lower == "content-length" || lower == "transfer-encoding" || lower == "x-request-id" { return false }
+        if HTTPHeaders.sameName(name, "Content-Length") || HTTPHeaders.sameName(name, "Transfer-Encoding")
+            || HTTPHeaders.sameName(name, "X-Request-Id") { return false }
         guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else { return false }
         return !value.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0 }
     }

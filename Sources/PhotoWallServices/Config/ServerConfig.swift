@@ -41,16 +41,33 @@ public struct ServerConfig: Sendable {
 
     /// The public URL of a stored file: `<publicServerURL>/files/<appId>/<percent-encoded name>`.
     public func fileURL(_ name: String) -> String {
-        publicServerURL + "/files/" + Self.encodeURIComponent(appId) + "/" + Self.encodeURIComponent(name)
+        let app = Self.encodeURIComponent(appId), file = Self.encodeURIComponent(name)
+        var url = publicServerURL
+        url.reserveCapacity(url.utf8.count + app.utf8.count + file.utf8.count + 8)
+        url += "/files/"
+        url += app
+        url += "/"
+        url += file
+        return url
     }
 
     /// JavaScript's `encodeURIComponent`.
     public static func encodeURIComponent(_ s: String) -> String {
-        percentEncode(s) { unreserved[Int($0)] }
+        // The common case (nothing to escape) checked here, where the test inlines, rather than
+        // through percentEncode's closure call per byte.
+        var text = s
+        if text.withUTF8({ $0.allSatisfy(isURIComponentByte) }) { return text }
+        return percentEncode(s, keeping: isURIComponentByte)
     }
 
-    /// Bytes `encodeURIComponent` leaves as they are: `A-Z a-z 0-9 - _ . ! ~ * ' ( )`.
-    static let unreserved: [Bool] = (0..<256).map { b in
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.!~*'()".utf8.contains(UInt8(b))
+    /// Bytes `encodeURIComponent` leaves as they are: `A-Z a-z 0-9 - _ . ! ~ * ' ( )`. (A switch, not a
+    /// table in a global: its lazy-initialisation check per byte was 6% of a 100-object query.)
+    static func isURIComponentByte(_ b: UInt8) -> Bool {
+        switch b {
+        case 65...90, 97...122, 48...57: return true
+        case UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "!"), UInt8(ascii: "~"),
+             UInt8(ascii: "*"), UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"): return true
+        default: return false
+        }
     }
 }

@@ -31,16 +31,24 @@ public final class ObjectService: Sendable {
     public let fieldPolicies: [String: FieldPolicy]
     /// Where committed saves and deletes are published (LiveQuery listens).
     public let events: ObjectEventBus
+    /// Resolved sessions (`UserService.authenticate`), invalidated by every write of `store` to
+    /// `_Session` or `_User`.
+    public let sessionCache: SessionCache
 
     /// - Parameters:
     ///   - store: the objects; `fileRecords`: file metadata (the ownership check of File values).
     ///   - installing: the app's extension (its write rules, read filter, save and delete
     ///     hooks, cloud functions, file access); nil for a plain Parse server.
     ///   - events: the bus committed saves and deletes go to (share it with the extension's own deletes).
+    ///   - sessionCacheSeconds: how long a resolved session may be served from memory (see
+    ///     `SessionCache` for the bound); 0, the default, caches nothing. Only for a database no other
+    ///     process writes sessions or users to.
     public init(store: any ObjectStore, fileRecords: any FileRecordStore, config: ServerConfig, installing: (any ObjectServiceExtension)? = nil,
-                events: ObjectEventBus = ObjectEventBus()) {
+                events: ObjectEventBus = ObjectEventBus(), sessionCacheSeconds: Double = 0) {
         self.events = events
-        self.store = store
+        let cache = SessionCache(ttlSeconds: sessionCacheSeconds)
+        self.sessionCache = cache
+        self.store = SessionInvalidatingStore(base: store, cache: cache)
         self.fileRecords = fileRecords
         self.config = config
         self.coding = ValueCoding(config: config)
@@ -159,13 +167,18 @@ public final class ObjectService: Sendable {
     ///   `include` naming a protected field (`checkQueryable`).
     public func get(className: String, objectId: String, options: FindOptions = FindOptions(),
                     auth: AuthContext) throws(ParseError) -> [String: JSON] {
+        let q = try getQuery(className: className, objectId: objectId, options: options, auth: auth)
+        guard let object = try store.find(q).first else { throw ParseError.objectNotFound() }
+        return try render([object], options: options, auth: auth)[0]
+    }
+
+    /// The query `get` runs: the object by id, if the ACL and the class's read scope let `auth` read it.
+    func getQuery(className: String, objectId: String, options: FindOptions, auth: AuthContext) throws(ParseError) -> StoredQuery {
         try validateClassName(className)
         try checkQueryable(className: className, options: options, auth: auth)
         var predicate = Predicate.compare("objectId", .eq, .string(objectId))
         if let scope = try readPredicate(className, auth) { predicate = .and([predicate, scope]) }
-        let q = StoredQuery(className: className, predicate: predicate, limit: 1, readers: auth.permissions)
-        guard let object = try store.find(q).first else { throw ParseError.objectNotFound() }
-        return try render([object], options: options, auth: auth)[0]
+        return StoredQuery(className: className, predicate: predicate, limit: 1, readers: auth.permissions)
     }
 
     /// The stored object, unfiltered by ACL (internal use).
@@ -251,15 +264,8 @@ public final class ObjectService: Sendable {
     ///   may not query (`checkQueryable`).
     public func find(className: String, options: FindOptions, auth: AuthContext,
                      extraPredicate: Predicate? = nil) throws(ParseError) -> JSON {
-        try validateClassName(className)
-        var predicate = try parser.predicate(options.whereJSON)
-        try checkQueryable(className: className, options: options, auth: auth)
-        if let extraPredicate { predicate = .and([predicate, extraPredicate]) }
-        if let scope = try readPredicate(className, auth) { predicate = .and([predicate, scope]) }
-        let limit = min(options.limit ?? config.defaultLimit, config.maxLimit)
+        let (query, limit) = try findQuery(className: className, options: options, auth: auth, extraPredicate: extraPredicate)
         var out: [String: JSON] = [:]
-        let query = StoredQuery(className: className, predicate: predicate, order: options.order,
-                                limit: limit, skip: options.skip, readers: auth.permissions)
         if limit > 0 {
             let objects = try store.find(query)
             out["results"] = .array(try render(objects, options: options, auth: auth).map { .object($0) })
@@ -268,6 +274,20 @@ public final class ObjectService: Sendable {
         }
         if options.count { out["count"] = .number(Double(try store.count(query))) }
         return .object(out)
+    }
+
+    /// The query `find` runs, with the ACL and the class's read scope, and its limit.
+    /// - Throws: 102, 105, 107 for a bad query; 119 (`checkQueryable`).
+    func findQuery(className: String, options: FindOptions, auth: AuthContext,
+                   extraPredicate: Predicate?) throws(ParseError) -> (StoredQuery, limit: Int) {
+        try validateClassName(className)
+        var predicate = try parser.predicate(options.whereJSON)
+        try checkQueryable(className: className, options: options, auth: auth)
+        if let extraPredicate { predicate = .and([predicate, extraPredicate]) }
+        if let scope = try readPredicate(className, auth) { predicate = .and([predicate, scope]) }
+        let limit = min(options.limit ?? config.defaultLimit, config.maxLimit)
+        return (StoredQuery(className: className, predicate: predicate, order: options.order,
+                            limit: limit, skip: options.skip, readers: auth.permissions), limit)
     }
 
     // MARK: rendering

@@ -58,8 +58,13 @@ public protocol ObjectServiceExtension: Sendable {
     func beforeSave(className: String, body: [String: JSON], auth: AuthContext,
                     original: StoredObject?) throws(ParseError) -> SaveHookOutcome?
     /// Last touches to an object's wire form, on every read and on a save's echoed fields (e.g.
-    /// signing file URLs).
+    /// signing file URLs). `object` holds at least the fields that hold Files: objects rendered from
+    /// their stored text (`ObjectService.writeStoredRow`) pass only those, so `render` may change or
+    /// remove those and add fields, but must not depend on the others.
     func render(_ object: inout [String: JSON], className: String)
+    /// Whether `render` may change objects of `className`; false lets the stored-row renderer write
+    /// their Files without decoding them. Default true.
+    func renders(className: String) -> Bool
     /// May `auth` (never the master key) delete `object` although its ACL doesn't let them?
     /// (e.g. an image's owner deleting comments on it).
     func mayDelete(_ object: StoredObject, auth: AuthContext) throws(ParseError) -> Bool
@@ -86,6 +91,7 @@ extension ObjectServiceExtension {
     public func beforeSave(className: String, body: [String: JSON], auth: AuthContext,
                            original: StoredObject?) throws(ParseError) -> SaveHookOutcome? { nil }
     public func render(_ object: inout [String: JSON], className: String) {}
+    public func renders(className: String) -> Bool { true }
     public func mayDelete(_ object: StoredObject, auth: AuthContext) throws(ParseError) -> Bool { false }
     public func afterDelete(_ object: StoredObject, auth: AuthContext) {}
     public var functions: [String: ExtensionFunction] { [:] }

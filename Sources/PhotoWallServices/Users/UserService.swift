@@ -42,23 +42,37 @@ public final class UserService: Sendable {
 
     // MARK: sessions
 
-    /// Resolves a session token to its user.
+    /// Resolves a session token to its user: the one place every route's session look-up goes
+    /// through, served from `objects.sessionCache` while fresh (every write of a session or user in
+    /// this process invalidates it at once; see `SessionCache`).
     /// - Throws: 209 `Invalid session token` (unknown token or deleted user) or `Session token is expired.`
     public func authenticate(sessionToken: String) throws(ParseError) -> AuthContext {
+        let cache = objects.sessionCache
+        if let cached = cache.lookup(sessionToken) { return cached }
+        let generation = cache.generation()
+        let (auth, sessionObjectId, expiresAt) = try readSession(sessionToken)
+        cache.store(sessionToken, auth, sessionObjectId: sessionObjectId, expiresAt: expiresAt, generation: generation)
+        return auth
+    }
+
+    /// `authenticate` from the database: the session, its expiry and its user.
+    func readSession(_ sessionToken: String) throws(ParseError) -> (AuthContext, sessionObjectId: String, expiresAt: ParseDate?) {
         guard let session = try database.find(StoredQuery(className: "_Session",
                                                            predicate: .compare("sessionToken", .eq, .string(sessionToken)),
                                                            limit: 1, readers: nil)).first else {
             throw ParseError.invalidSessionToken()
         }
-        if let exp = session.fields["expiresAt"].flatMap({ ParseDate(json: $0) }), exp < ParseDate.now() {
+        let expiresAt = session.fields["expiresAt"].flatMap { ParseDate(json: $0) }
+        if let exp = expiresAt, exp < ParseDate.now() {
             throw ParseError(.invalidSessionToken, "Session token is expired.")
         }
         guard let userId = session.fields["user"]?["objectId"]?.stringValue,
               let user = try objects.fetchStored(className: "_User", objectId: userId) else {
             throw ParseError.invalidSessionToken()
         }
-        return AuthContext(isMaster: false, user: user, sessionToken: sessionToken,
-                           installationId: session.fields["installationId"]?.stringValue)
+        let auth = AuthContext(isMaster: false, user: user, sessionToken: sessionToken,
+                               installationId: session.fields["installationId"]?.stringValue)
+        return (auth, session.objectId, expiresAt)
     }
 
     /// Creates a session for a user. - Returns: the new `r:<32 hex>` token.

@@ -1,0 +1,89 @@
+/// Reading a JSON object text member by member without decoding its values: the stored-row renderer
+/// (`ObjectService`) copies each stored value's bytes straight into the response, decoding only the
+/// few that change on the way out.
+extension JSON {
+    /// Calls `body` with each member of the JSON object in `text` (UTF-8): the key's bytes between its
+    /// quotes (escapes as written) and the value's bytes, in order.
+    ///
+    /// - Returns: false when `text` is not one JSON object (members before the fault were passed to
+    ///   `body`). Values are delimited, not validated: `text` must come from a JSON writer (a stored row).
+    public static func forEachMember(ofObjectText text: UnsafeBufferPointer<UInt8>,
+                                     _ body: (_ key: UnsafeBufferPointer<UInt8>, _ value: UnsafeBufferPointer<UInt8>) -> Void) -> Bool {
+        var i = skipSpace(text, 0)
+        guard i < text.count, text[i] == UInt8(ascii: "{") else { return false }
+        i = skipSpace(text, i + 1)
+        if i < text.count, text[i] == UInt8(ascii: "}") { return skipSpace(text, i + 1) == text.count }
+        while true {
+            guard i < text.count, text[i] == UInt8(ascii: "\""), let keyEnd = endOfString(text, i) else { return false }
+            let key = UnsafeBufferPointer(rebasing: text[(i + 1)..<(keyEnd - 1)])
+            i = skipSpace(text, keyEnd)
+            guard i < text.count, text[i] == UInt8(ascii: ":") else { return false }
+            i = skipSpace(text, i + 1)
+            guard let valueEnd = endOfValue(text, i) else { return false }
+            body(key, UnsafeBufferPointer(rebasing: text[i..<valueEnd]))
+            i = skipSpace(text, valueEnd)
+            guard i < text.count else { return false }
+            if text[i] == UInt8(ascii: ",") { i = skipSpace(text, i + 1); continue }
+            guard text[i] == UInt8(ascii: "}") else { return false }
+            return skipSpace(text, i + 1) == text.count
+        }
+    }
+
+    private static func skipSpace(_ t: UnsafeBufferPointer<UInt8>, _ start: Int) -> Int {
+        var i = start
+        while i < t.count, t[i] == 0x20 || t[i] == 0x09 || t[i] == 0x0A || t[i] == 0x0D { i += 1 }
+        return i
+    }
+
+    /// The index after the closing quote of the string starting at `start` (a quote).
+    private static func endOfString(_ t: UnsafeBufferPointer<UInt8>, _ start: Int) -> Int? {
+        var i = start + 1
+        while i < t.count {
+            switch t[i] {
+            case UInt8(ascii: "\\"): i += 2
+            case UInt8(ascii: "\""): return i + 1
+            default: i += 1
+            }
+        }
+        return nil
+    }
+
+    /// The index after the value starting at `start`.
+    private static func endOfValue(_ t: UnsafeBufferPointer<UInt8>, _ start: Int) -> Int? {
+        guard start < t.count else { return nil }
+        switch t[start] {
+        case UInt8(ascii: "\""):
+            return endOfString(t, start)
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            var depth = 0, i = start
+            while i < t.count {
+                switch t[i] {
+                case UInt8(ascii: "\""):
+                    guard let end = endOfString(t, i) else { return nil }
+                    i = end
+                    continue
+                case UInt8(ascii: "{"), UInt8(ascii: "["):
+                    depth += 1
+                case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                    depth -= 1
+                    if depth == 0 { return i + 1 }
+                default:
+                    break
+                }
+                i += 1
+            }
+            return nil
+        default:
+            var i = start
+            while i < t.count {
+                switch t[i] {
+                case UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]"), 0x20, 0x09, 0x0A, 0x0D:
+                    return i > start ? i : nil
+                default:
+                    i += 1
+                }
+            }
+            return i > start ? i : nil
+        }
+    }
+}

@@ -1,0 +1,225 @@
+import PhotoWallCore
+import PhotoWallStorage
+
+/// Reads answered as JSON text, rendered straight into the response's bytes: `GET` of one object and
+/// queries. Where `wireObject`'s rules reduce to the ones every class has (`rendersStoredText`), each
+/// stored row is rendered once from the text the database holds, without decoding it into values and
+/// encoding them again; otherwise objects go through `render` (`wireObject`) and `JSON.write`.
+extension ObjectService {
+    /// `get` as JSON text (the same object, ACL, read scope and field rules).
+    /// - Throws: what `get` throws.
+    public func getRendered(className: String, objectId: String, options: FindOptions = FindOptions(),
+                            auth: AuthContext) throws(ParseError) -> [UInt8] {
+        let query = try getQuery(className: className, objectId: objectId, options: options, auth: auth)
+        if rendersStoredText(className: className, options: options, auth: auth) {
+            var out: [UInt8] = []
+            out.reserveCapacity(1024)
+            if let n = try writeStoredRows(query, into: &out) {
+                guard n == 1 else { throw ParseError.objectNotFound() }
+                return out
+            }
+        }
+        guard let object = try store.find(query).first else { throw ParseError.objectNotFound() }
+        return JSON.object(try render([object], options: options, auth: auth)[0]).serialized
+    }
+
+    /// `find` as JSON text: `{"count":N,"results":[…]}` (`count` when asked).
+    /// - Throws: what `find` throws.
+    public func findRendered(className: String, options: FindOptions, auth: AuthContext,
+                             extraPredicate: Predicate? = nil) throws(ParseError) -> [UInt8] {
+        let (query, limit) = try findQuery(className: className, options: options, auth: auth, extraPredicate: extraPredicate)
+        var out: [UInt8] = []
+        out.reserveCapacity(limit > 1 ? 64 * 1024 : 1024)
+        out.append(UInt8(ascii: "{"))
+        if options.count {
+            out.append(contentsOf: #""count":"#.utf8)
+            out.append(contentsOf: String(try store.count(query)).utf8)
+            out.append(UInt8(ascii: ","))
+        }
+        out.append(contentsOf: #""results":["#.utf8)
+        if limit > 0 {
+            let rendered = rendersStoredText(className: className, options: options, auth: auth) ? try writeStoredRows(query, into: &out) : nil
+            if rendered == nil {
+                for (i, object) in try render(try store.find(query), options: options, auth: auth).enumerated() {
+                    if i > 0 { out.append(UInt8(ascii: ",")) }
+                    JSON.object(object).write(into: &out)
+                }
+            }
+        }
+        out.append(contentsOf: "]}".utf8)
+        return out
+    }
+
+    /// Whether `wireObject` reduces, for these options and this caller, to the rules every class has
+    /// (no `_` column; Files get their URL; the extension's `render`): the class has no `FieldPolicy`,
+    /// no `RestrictedView` applies (or the master key asks), and there is no `include`, `keys` or
+    /// `excludeKeys`. Must change with `wireObject` and `render`.
+    func rendersStoredText(className: String, options: FindOptions, auth: AuthContext) -> Bool {
+        options.include.isEmpty && options.keys == nil && options.excludeKeys.isEmpty
+            && fieldPolicies[className] == nil
+            && (auth.isMaster || installed?.restrictedView(for: className) == nil)
+    }
+
+    /// Writes the objects of `query`, comma-separated, as `wireObject` renders them when
+    /// `rendersStoredText` holds.
+    /// - Returns: how many; nil when the store hands out no stored text (nothing was written).
+    /// - Throws: 1 for a stored row that is not a JSON object (as decoding it would).
+    func writeStoredRows(_ query: StoredQuery, into out: inout [UInt8]) throws(ParseError) -> Int? {
+        var count = 0, malformed = false
+        let supported = try store.forEachStoredRow(query) { row in
+            guard !malformed else { return }
+            if count > 0 { out.append(UInt8(ascii: ",")) }
+            malformed = !writeStoredRow(row, into: &out)
+            count += 1
+        }
+        if malformed { throw ParseError(.internalServerError, "Internal server error.") }
+        return supported ? count : nil
+    }
+
+    /// One stored row as `wireObject` renders it when `rendersStoredText` holds. Each stored value's
+    /// bytes are copied as they are, except `_` columns (left out) and values holding a File: those
+    /// are decoded, given their URL (`ValueCoding.toWire`) and passed together through the
+    /// extension's `render` (the only fields it is given here). Keys come out in the stored order
+    /// (sorted, as `JSON.serialized` writes them) with `ACL`, `createdAt`, `objectId` and `updatedAt`
+    /// merged in, so the bytes are the ones `wireObject` + `JSON.serialized` give.
+    /// - Returns: false when the row's fields are not a JSON object.
+    func writeStoredRow(_ row: StoredRowView, into out: inout [UInt8]) -> Bool {
+        let start = out.count
+        // A File stored as `{"__type":"File","name":…}` is written with its URL as it is, unless the
+        // extension's `render` may change the class's objects.
+        let plainFiles = !(installed?.renders(className: row.className) ?? false)
+        // Other values holding a File, decoded and rendered (only when the row has any).
+        var decoded: [String: JSON] = [:]
+        if Self.contains(row.fieldsText, #""File""#) {
+            let whole = JSON.forEachMember(ofObjectText: row.fieldsText) { key, value in
+                guard key.first != UInt8(ascii: "_"), value.first == UInt8(ascii: "{") || value.first == UInt8(ascii: "["),
+                      Self.contains(value, #""File""#), !(plainFiles && Self.storedFileName(value) != nil),
+                      let v = try? JSON.parse(value) else { return }
+                decoded[Self.keyString(key)] = coding.toWire(v)
+            }
+            guard whole else { return false }
+            if !decoded.isEmpty { installed?.render(&decoded, className: row.className) }
+        }
+        // The four fields every object has, in sorted order.
+        var nextSystem = 0
+        func writeSystem(upTo key: UnsafeBufferPointer<UInt8>?) {
+            while nextSystem < 4 {
+                let name = Self.systemFields[nextSystem]
+                if let key, !Self.less(name, key) { return }
+                nextSystem += 1
+                switch nextSystem {
+                case 1:
+                    guard let acl = row.aclText else { continue }
+                    Self.writeMember("ACL", into: &out, first: out.count == start + 1)
+                    out.append(contentsOf: acl)
+                case 2: Self.writeMember("createdAt", into: &out, first: out.count == start + 1)
+                    JSON.writeString(row.createdAt.iso, into: &out)
+                case 3: Self.writeMember("objectId", into: &out, first: out.count == start + 1)
+                    JSON.writeString(utf8: row.objectId, into: &out)
+                default: Self.writeMember("updatedAt", into: &out, first: out.count == start + 1)
+                    JSON.writeString(row.updatedAt.iso, into: &out)
+                }
+            }
+        }
+        out.append(UInt8(ascii: "{"))
+        let whole = JSON.forEachMember(ofObjectText: row.fieldsText) { key, value in
+            guard key.first != UInt8(ascii: "_"), !Self.systemFields.contains(where: { Self.equal($0, key) }) else { return }
+            writeSystem(upTo: key)
+            if plainFiles, let name = Self.storedFileName(value) {
+                if out.count != start + 1 { out.append(UInt8(ascii: ",")) }
+                out.append(UInt8(ascii: "\""))
+                out.append(contentsOf: key)
+                out.append(contentsOf: #"":{"__type":"File","name":""#.utf8)
+                out.append(contentsOf: name)
+                out.append(contentsOf: #"","url":"#.utf8)
+                JSON.writeString(coding.config.fileURL(String(decoding: name, as: UTF8.self)), into: &out)
+                out.append(UInt8(ascii: "}"))
+                return
+            }
+            if !decoded.isEmpty, value.first == UInt8(ascii: "{") || value.first == UInt8(ascii: "["), Self.contains(value, #""File""#) {
+                guard let v = decoded.removeValue(forKey: Self.keyString(key)) else { return }  // render removed it
+                if out.count != start + 1 { out.append(UInt8(ascii: ",")) }
+                JSON.writeString(Self.keyString(key), into: &out)
+                out.append(UInt8(ascii: ":"))
+                v.write(into: &out)
+                return
+            }
+            if out.count != start + 1 { out.append(UInt8(ascii: ",")) }
+            out.append(UInt8(ascii: "\""))
+            out.append(contentsOf: key)
+            out.append(contentsOf: "\":".utf8)
+            out.append(contentsOf: value)
+        }
+        guard whole else {
+            out.removeSubrange(start...)
+            return false
+        }
+        writeSystem(upTo: nil)
+        // Fields the extension's `render` added (none on the wall), after the stored ones.
+        for (k, v) in decoded.sorted(by: { $0.key < $1.key }) {
+            out.append(UInt8(ascii: ","))
+            JSON.writeString(k, into: &out)
+            out.append(UInt8(ascii: ":"))
+            v.write(into: &out)
+        }
+        out.append(UInt8(ascii: "}"))
+        return true
+    }
+
+    /// `ACL`, `createdAt`, `objectId`, `updatedAt`: sorted, as `JSON.serialized` orders keys.
+    static let systemFields: [StaticString] = ["ACL", "createdAt", "objectId", "updatedAt"]
+
+    static func writeMember(_ name: StaticString, into out: inout [UInt8], first: Bool) {
+        if !first { out.append(UInt8(ascii: ",")) }
+        out.append(UInt8(ascii: "\""))
+        out.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+        out.append(contentsOf: "\":".utf8)
+    }
+
+    /// A stored key's text (its bytes between the quotes, escapes decoded).
+    static func keyString(_ key: UnsafeBufferPointer<UInt8>) -> String {
+        if !key.contains(UInt8(ascii: "\\")) { return String(decoding: key, as: UTF8.self) }
+        return (try? JSON.parse([UInt8(ascii: "\"")] + key + [UInt8(ascii: "\"")]))?.stringValue ?? String(decoding: key, as: UTF8.self)
+    }
+
+    static func equal(_ a: StaticString, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard a.utf8CodeUnitCount == b.count else { return false }
+        for i in 0..<b.count where a.utf8Start[i] != b[i] { return false }
+        return true
+    }
+
+    /// Byte order, as `String`'s `<` orders ASCII keys.
+    static func less(_ a: StaticString, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        let n = min(a.utf8CodeUnitCount, b.count)
+        for i in 0..<n where a.utf8Start[i] != b[i] { return a.utf8Start[i] < b[i] }
+        return a.utf8CodeUnitCount < b.count
+    }
+
+    /// The name's bytes of a File stored as `ValueCoding.toStored` writes it, `{"__type":"File","name":"…"}`
+    /// with no escape in the name; nil for any other value.
+    static func storedFileName(_ value: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8>? {
+        let prefix: StaticString = #"{"__type":"File","name":""#
+        let n = prefix.utf8CodeUnitCount
+        guard value.count >= n + 2, value[value.count - 2] == UInt8(ascii: "\""), value[value.count - 1] == UInt8(ascii: "}") else { return nil }
+        for i in 0..<n where value[i] != prefix.utf8Start[i] { return nil }
+        let name = UnsafeBufferPointer(rebasing: value[n..<(value.count - 2)])
+        guard !name.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return nil }
+        return name
+    }
+
+    /// Whether `needle` occurs in `haystack`.
+    static func contains(_ haystack: UnsafeBufferPointer<UInt8>, _ needle: StaticString) -> Bool {
+        let n = needle.utf8CodeUnitCount, p = needle.utf8Start
+        guard n > 0, haystack.count >= n else { return false }
+        var i = 0
+        while i <= haystack.count - n {
+            if haystack[i] == p[0] {
+                var k = 1
+                while k < n, haystack[i + k] == p[k] { k += 1 }
+                if k == n { return true }
+            }
+            i += 1
+        }
+        return false
+    }
+}

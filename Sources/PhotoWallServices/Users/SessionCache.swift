@@ -1,0 +1,147 @@
+import PhotoWallCore
+import PhotoWallStorage
+import Synchronization
+
+/// A short-lived cache of resolved sessions: session token → the `AuthContext` it stands for, so a
+/// request with a session token does not read `_Session` and `_User` each time.
+///
+/// `UserService.authenticate(sessionToken:)` is the only reader, and every route resolves sessions
+/// through it (JSON routes, batch, functions, files, tus). Every write to `_Session` or `_User` in
+/// this process invalidates at once: `ObjectService`'s store reports each one (see
+/// `SessionInvalidatingStore`), so logout, `DELETE /sessions/:id`, a password change, user changes and
+/// user deletion are seen by the next request. An entry also ends with its session's `expiresAt`.
+///
+/// Bound: an entry lives at most `ttlSeconds` (PhotoWall uses 5 s with SQLite). A write made by
+/// another process on the same database (a second server on a shared database) is not seen here until
+/// the entry ends, so PhotoWall does not cache on PostgreSQL (`ttlSeconds` 0), where several
+/// instances may share one database.
+///
+/// A look-up that misses and reads the database stores its result only when no invalidation happened
+/// since it began (`generation`), so a lookup racing a logout never puts the ended session back.
+public final class SessionCache: Sendable {
+    /// How long an entry may be served, in seconds; 0 turns the cache off.
+    public let ttlSeconds: Double
+    /// At most this many entries; when full, the cache is emptied (entries are cheap to rebuild).
+    public let capacity: Int
+
+    struct Entry {
+        var auth: AuthContext
+        var sessionObjectId: String
+        /// The session's `expiresAt`, if it has one.
+        var expiresAt: ParseDate?
+        var validUntil: ContinuousClock.Instant
+    }
+
+    struct State {
+        var entries: [String: Entry] = [:]
+        /// Bumped by every invalidation.
+        var generation: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
+
+    /// - Parameters:
+    ///   - ttlSeconds: ≥ 0; 0 (the default) caches nothing.
+    ///   - capacity: ≥ 1.
+    public init(ttlSeconds: Double = 0, capacity: Int = 100_000) {
+        self.ttlSeconds = max(0, ttlSeconds)
+        self.capacity = max(1, capacity)
+    }
+
+    public var isEnabled: Bool { ttlSeconds > 0 }
+
+    /// The cached session of `token`, when it is fresh and its session has not expired.
+    func lookup(_ token: String) -> AuthContext? {
+        guard isEnabled else { return nil }
+        let now = ContinuousClock.now
+        return state.withLock { s -> Entry? in
+            guard let e = s.entries[token] else { return nil }
+            if e.validUntil < now {
+                s.entries[token] = nil
+                return nil
+            }
+            return e
+        }.flatMap { e in
+            if let exp = e.expiresAt, exp < ParseDate.now() { return nil }
+            return e.auth
+        }
+    }
+
+    /// The current generation, taken before reading the database on a miss.
+    func generation() -> UInt64 { state.withLock { $0.generation } }
+
+    /// Caches `auth` for `token` unless an invalidation happened since `generation` was taken.
+    func store(_ token: String, _ auth: AuthContext, sessionObjectId: String, expiresAt: ParseDate?, generation: UInt64) {
+        guard isEnabled else { return }
+        let entry = Entry(auth: auth, sessionObjectId: sessionObjectId, expiresAt: expiresAt,
+                          validUntil: ContinuousClock.now + .milliseconds(Int64(ttlSeconds * 1000)))
+        state.withLock { s in
+            guard s.generation == generation else { return }
+            if s.entries.count >= capacity { s.entries.removeAll(keepingCapacity: true) }
+            s.entries[token] = entry
+        }
+    }
+
+    /// Forgets what a write to `className` may have changed: the session `objectId` of `_Session`, the
+    /// user `objectId` of `_User` (all their sessions), everything when `objectId` is nil (a predicate
+    /// delete). Writes to other classes change nothing here.
+    public func invalidate(className: String, objectId: String?) {
+        guard className == "_Session" || className == "_User" else { return }
+        state.withLock { s in
+            s.generation &+= 1
+            guard isEnabled, !s.entries.isEmpty else { return }
+            guard let objectId else {
+                s.entries.removeAll(keepingCapacity: true)
+                return
+            }
+            if className == "_Session" {
+                s.entries = s.entries.filter { $0.value.sessionObjectId != objectId }
+            } else {
+                s.entries = s.entries.filter { $0.value.auth.userId != objectId }
+            }
+        }
+    }
+}
+
+/// `ObjectStore` that tells the session cache about every write to `_Session` and `_User`, after the
+/// write (also when it failed: it may have happened before the failure was reported). `ObjectService`
+/// holds its store through this, and `UserService` writes through `ObjectService`'s store, so no write
+/// of a session or user in this process escapes it.
+struct SessionInvalidatingStore: ObjectStore {
+    let base: any ObjectStore
+    let cache: SessionCache
+
+    func schema(of className: String) throws(ParseError) -> ClassSchema? { try base.schema(of: className) }
+
+    func ensureClass(_ className: String, fields: [String: FieldType], indexedFields: [String], uniqueFields: [String]) throws(ParseError) {
+        try base.ensureClass(className, fields: fields, indexedFields: indexedFields, uniqueFields: uniqueFields)
+    }
+
+    /// A new object changes no cached session: its objectId is new (a duplicate fails), and a new
+    /// session's token is looked up in the database the first time.
+    func insert(_ object: StoredObject) throws(ParseError) { try base.insert(object) }
+
+    func find(_ query: StoredQuery) throws(ParseError) -> [StoredObject] { try base.find(query) }
+
+    func forEachStoredRow(_ query: StoredQuery, _ body: (StoredRowView) -> Void) throws(ParseError) -> Bool {
+        try base.forEachStoredRow(query, body)
+    }
+
+    func count(_ query: StoredQuery) throws(ParseError) -> Int { try base.count(query) }
+
+    func update(className: String, objectId: String, writers: PermissionSet,
+                _ transform: (inout StoredObject) throws(ParseError) -> Void) throws(ParseError) -> StoredObject {
+        defer { cache.invalidate(className: className, objectId: objectId) }
+        return try base.update(className: className, objectId: objectId, writers: writers, transform)
+    }
+
+    func delete(className: String, objectId: String, writers: PermissionSet) throws(ParseError) {
+        defer { cache.invalidate(className: className, objectId: objectId) }
+        try base.delete(className: className, objectId: objectId, writers: writers)
+    }
+
+    func deleteAll(className: String, predicate: Predicate) throws(ParseError) -> Int {
+        defer { cache.invalidate(className: className, objectId: nil) }
+        return try base.deleteAll(className: className, predicate: predicate)
+    }
+}
