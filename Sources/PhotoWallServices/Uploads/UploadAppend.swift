@@ -60,7 +60,7 @@ public final class UploadAppend: @unchecked Sendable {
     /// Set once when the request is over: the record as committed, or nil when this request did not
     /// commit all of its body (failed, cut, preempted). A pipelined successor waits for it.
     let outcome = Latch<UploadRecord?>()
-    /// Set when the request's body ended (`finish` began) or the request ended otherwise.
+    /// Set when the request's whole declared body is in, or the request ended otherwise.
     let bodyEnded = Latch<Bool>()
 
     struct Phase {
@@ -69,8 +69,8 @@ public final class UploadAppend: @unchecked Sendable {
         /// Between the end of the body and the commit (the part store is making bytes durable).
         var committing = false
         var lastWrite = ContinuousClock.now
-        /// The whole declared body arrived and `finish` began: a successor may chain on until this
-        /// request decides whether to give the lease up (or fails).
+        /// The whole declared body arrived: a successor may chain on until this request decides
+        /// whether to give the lease up (or ends).
         var chainable = false
         /// A pipelined PATCH took the upload over: it owns the lease and the writer slot now.
         var hasSuccessor = false
@@ -108,7 +108,14 @@ public final class UploadAppend: @unchecked Sendable {
             running?.update(bytes)
             received += Int64(bytes.count)
             p.lastWrite = .now
+            if received == declaredLength {
+                // The whole declared body is in: a PATCH for the next bytes may chain on (pipelining).
+                // Decided here, on the engine thread, so a waiting successor never needs a worker.
+                p.chainable = true
+                p.digestStateAtEnd = running?.state
+            }
         }
+        if received == declaredLength { bodyEnded.set(true) }
     }
 
     /// The body arrived whole. - Returns: the upload after the chunk (complete when it was the last).
@@ -116,14 +123,8 @@ public final class UploadAppend: @unchecked Sendable {
     ///   pipelined predecessor did not commit up to this request's offset; `ParseError` on storage failures.
     public func finish() throws -> UploadRecord {
         let (wasEnded, preempted) = phase.withLock { p in
-            let was = (p.ended, p.preempted)
-            if !p.ended, failure == nil, received > 0, received == declaredLength {
-                // The whole declared body is in: a PATCH for the next bytes may chain on (pipelining).
-                p.chainable = true
-                p.digestStateAtEnd = running?.state
-            }
-            p.ended = true
-            return was
+            defer { p.ended = true }
+            return (p.ended, p.preempted)
         }
         bodyEnded.set(true)
         if preempted { throw UploadError.locked }  // a newer PATCH took over; it has the upload now
@@ -175,7 +176,7 @@ public final class UploadAppend: @unchecked Sendable {
         return true
     }
 
-    /// Waits until this request's whole body is in (its `finish` began) or it ended otherwise, at most
+    /// Waits until this request's whole body is in (on the engine thread) or it ended otherwise, at most
     /// `timeout`. - Returns: whether a PATCH at `offset` may now chain on (see `chain`).
     func awaitBodyComplete(forChainingAt offset: Int64, timeout: Duration) -> Bool {
         guard let declaredLength, startOffset + declaredLength == offset else { return false }
@@ -239,6 +240,7 @@ public final class UploadAppend: @unchecked Sendable {
         // outcome and then finds the upload free.
         if !handedOver { service.release(record.id, token: token, leaseReleased: leaseReleased) }
         outcome.set(committed)
+        if predecessor != nil { service.pipelineSlots.release() }
     }
 
     /// Whether this request's last commit also released the database lease.

@@ -249,15 +249,18 @@ public final class UploadService: Sendable {
 
     /// Pipelining (see `UploadAppend`): when this process's PATCH in progress on `u` will end exactly at
     /// `offset`, waits (at most `writerStallLimit`) for its body to be in, then starts this PATCH as its
-    /// successor, writing behind its bytes while it commits. Only for part stores that take appends
+    /// successor, writing behind its bytes while it commits (at most `pipelineSlots.limit` such PATCHes at
+    /// a time in the process). Only for part stores that take appends
     /// at known offsets (`UploadPartStore.supportsPipelinedAppends`), a body of declared length, and
     /// no `Upload-Length` to set.
     func pipelined(_ u: UploadRecord, offset: Int64, length: Int64?, contentLength: Int64?,
                    expected: (Digest.Algorithm, [UInt8])?) throws -> Pipelining {
         guard parts.supportsPipelinedAppends, let contentLength, contentLength > 0, offset > u.offset,
               u.length.map({ offset + contentLength <= $0 && (length == nil || length == $0) }) ?? false,
-              let holder = holders.withLock({ $0[u.id] }),
-              holder.awaitBodyComplete(forChainingAt: offset, timeout: writerStallLimit) else { return .notPipelined }
+              let holder = holders.withLock({ $0[u.id] }), pipelineSlots.acquire() else { return .notPipelined }
+        var keepsSlot = false
+        defer { if !keepsSlot { pipelineSlots.release() } }
+        guard holder.awaitBodyComplete(forChainingAt: offset, timeout: writerStallLimit) else { return .notPipelined }
         let next = try holder.chain { digestState -> UploadAppend in
             var r = u
             r.offset = offset
@@ -273,8 +276,24 @@ public final class UploadService: Sendable {
             _ = holder.outcome.wait()
             return .cameAfterTheCommit
         }
+        keepsSlot = true  // until the successor ends
         holders.withLock { $0[u.id] = next }
         return .chained(next)
+    }
+
+    /// Pipelined PATCHes may wait on worker threads (for the body before them, then for its commit,
+    /// which runs on a worker too): at most `limit` at a time, so that they can never take every
+    /// worker from the commits they wait for. Beyond it a PATCH is answered as without pipelining.
+    let pipelineSlots = Slots(limit: 8)
+
+    /// A counter of things in use, up to `limit`.
+    final class Slots: Sendable {
+        let limit: Int
+        private let used = Mutex(0)
+        init(limit: Int) { self.limit = limit }
+        /// - Returns: false when all are in use.
+        func acquire() -> Bool { used.withLock { n in n < limit ? { n += 1; return true }() : false } }
+        func release() { used.withLock { $0 -= 1 } }
     }
 
     /// How `pipelined` took a PATCH.
