@@ -83,12 +83,10 @@ public final class FileSystemUploadParts: UploadPartStore {
 final class FileSystemPartWriter: UploadPartWriter {
     var fd: Int32
     let openedAt: Int64
-    /// Starts the disk writes as the chunk arrives, so `sync` waits only for its last MiBs.
-    var writeback: WritebackStarter
-    init(fd: Int32, openedAt: Int64) {
-        self.fd = fd; self.openedAt = openedAt
-        writeback = WritebackStarter(offset: openedAt, stepBytes: 1 << 20)
-    }
+    // No `WritebackStarter` here: a pipelined PATCH streams in while the one before syncs, so the sync
+    // is off the critical path, and starting writeback from the engine thread made it wait on the disk
+    // queue (4 MiB chunks: 94–128 against 114–143 MB/s without, same runs).
+    init(fd: Int32, openedAt: Int64) { self.fd = fd; self.openedAt = openedAt }
     deinit { close() }
 
     func fail(_ call: String) -> ParseError {
@@ -97,7 +95,6 @@ final class FileSystemPartWriter: UploadPartWriter {
 
     func write(_ bytes: UnsafeRawBufferPointer) throws(ParseError) {
         guard writeAll(fd, bytes) else { throw fail("write") }
-        writeback.wrote(bytes.count, fd: fd)
     }
 
     /// `fdatasync`: the bytes and the file's size (what reading them back needs), not its times.
