@@ -135,6 +135,9 @@ def main():
                 f.write(os.urandom(1048576))
         pw, port = start_photowall(data)
         ours, theirs, peaks = [], [], []
+        from bench_common import durable_write_mbs, vm_status  # noqa: E402 (here: the upload rows' own import)
+        idle = vm_status(pw.pid, "VmRSS")
+        disk = []  # the disk's ceiling for a body acknowledged once durable (written + fdatasync), per round
         for i in range(ROUNDS):
             stop_event, peak = threading.Event(), []
             t = threading.Thread(target=rss_sampler, args=(pw.pid, stop_event, peak))
@@ -150,9 +153,16 @@ def main():
             assert code in ("201", "204"), code
             theirs.append(mbs)
             os.remove(os.path.join(work, "ng", "www", "upload", f"big{i}.bin"))
+            disk.append(durable_write_mbs(work, UPLOAD_MB << 20))
         o, t = statistics.median(ours), statistics.median(theirs)
-        rows.append((f"POST {UPLOAD_MB} MiB file (PhotoWall fsyncs; nginx PUT does not)", "MB/s", o, t, o / t))
-        rows.append(("PhotoWall peak RSS during upload", "MiB", max(peaks) / 1024, float("nan"), float("nan")))
+        rows.append((f"POST {UPLOAD_MB} MiB file (PhotoWall fsyncs; nginx not) goal ≥0.9×", "MB/s", o, t, o / t))
+        d = statistics.median(disk)
+        rows.append((f"  disk ceiling: {UPLOAD_MB} MiB written + fdatasync", "MB/s", d, t, d / t))
+        rows.append(("PhotoWall peak RSS during upload, goal < 32 MiB", "MiB", max(peaks) / 1024, float("nan"), float("nan")))
+        # Most of a fresh server's RSS is shared-library pages (file-backed, shared with every process
+        # using them; how many are mapped varies with what else keeps them cached): the upload's own
+        # cost is the growth over the idle server.
+        rows.append(("  of which the idle server before the uploads", "MiB", idle / 1024, float("nan"), float("nan")))
         stop(pw)
         ng.send_signal(signal.SIGQUIT)
         ng.wait(timeout=10)

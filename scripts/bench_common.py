@@ -83,6 +83,36 @@ http {{
     raise SystemExit("nginx did not start")
 
 
+def durable_write_mbs(directory, total_bytes, sync_every=None):
+    """The disk's ceiling for an upload acknowledged only once durable: writes `total_bytes` of random
+    data to a new file in `directory` in 1 MiB writes, `fdatasync`ing every `sync_every` bytes (one tus
+    chunk) or once at the end. - Returns: MB/s (the file is removed)."""
+    path = os.path.join(directory, "durable-write-probe.bin")
+    block = os.urandom(1 << 20)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        start, written, synced = time.monotonic(), 0, 0
+        while written < total_bytes:
+            written += os.write(fd, block[:min(len(block), total_bytes - written)])
+            if sync_every and written - synced >= sync_every:
+                os.fdatasync(fd)
+                synced = written
+        os.fdatasync(fd)
+        return total_bytes / (time.monotonic() - start) / 1e6
+    finally:
+        os.close(fd)
+        os.remove(path)
+
+
+def vm_status(pid, key):
+    """A KiB figure of /proc/PID/status (`VmRSS`, `VmHWM`, ...); 0 when absent."""
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    return 0
+
+
 def rss_sampler(pid, stop_event, out):
     """Samples the process's VmRSS every 20 ms until `stop_event`; appends the peak (KiB) to `out`."""
     peak = 0

@@ -41,6 +41,49 @@ public func pwriteAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: I
     return true
 }
 
+/// Starts the disk writes of a file being streamed while more bytes still arrive, so that its final
+/// `fsync`/`fdatasync` (before the upload is acknowledged) waits only for the last few MiB instead of
+/// the whole file: without it, Linux keeps everything dirty in the page cache (background writeback
+/// starts at 10% of RAM) and the sync writes it all at once, after the last byte came in.
+///
+/// Call `wrote(_:)` after each `write(2)`; every `stepBytes` it asks the kernel to start writing the
+/// range since the last call (`sync_file_range(SYNC_FILE_RANGE_WRITE)`: asynchronous, durable only
+/// after the sync). A hint only: without `sync_file_range` (not Linux) it does nothing.
+/// Not thread-safe: owned by one file writer.
+public struct WritebackStarter {
+    /// How many bytes are left dirty before writeback is started (default 4 MiB).
+    public let stepBytes: Int64
+    /// The file offset up to which writeback was started.
+    public private(set) var startedUpTo: Int64
+    /// The file offset written so far.
+    public private(set) var writtenUpTo: Int64
+
+    /// - Parameter offset: where the writer starts in the file (a resumed upload part's offset).
+    public init(offset: Int64 = 0, stepBytes: Int64 = 4 << 20) {
+        self.stepBytes = stepBytes; startedUpTo = offset; writtenUpTo = offset
+    }
+
+    /// Records `count` bytes written to `fd` at the end of the range; starts writeback of the
+    /// pending range once it reaches `stepBytes`.
+    public mutating func wrote(_ count: Int, fd: Int32) {
+        writtenUpTo += Int64(count)
+        guard writtenUpTo - startedUpTo >= stepBytes else { return }
+        if let start = syncFileRange {
+            _ = start(fd, startedUpTo, writtenUpTo - startedUpTo, 2 /* SYNC_FILE_RANGE_WRITE */)
+        }
+        startedUpTo = writtenUpTo
+    }
+
+    /// `sync_file_range(2)`, which Swift's Glibc module does not import (it is a GNU extension): looked
+    /// up once in the C library (its address as an integer, so the constant is Sendable); 0 where it
+    /// does not exist.
+    private static let syncFileRangeAddress = Int(bitPattern: dlsym(nil, "sync_file_range"))
+    private typealias SyncFileRange = @convention(c) (Int32, Int64, Int64, UInt32) -> Int32
+    private var syncFileRange: SyncFileRange? {
+        UnsafeRawPointer(bitPattern: Self.syncFileRangeAddress).map { unsafeBitCast($0, to: SyncFileRange.self) }
+    }
+}
+
 /// Whole files that appear at their path complete or not at all: the bytes go to a temporary file
 /// in the same directory, which is flushed (`fsync`), renamed over the target (`rename(2)` is
 /// atomic on one filesystem) and then made durable by flushing the directory. A crash leaves the

@@ -69,11 +69,20 @@ extension PostgresAdapter: UploadRecordStore {
     }
 
     public func commitUpload(_ u: UploadRecord, writer: String) throws(ParseError) -> Bool {
+        try commitUpload(u, writer: writer, lease: "")
+    }
+
+    public func commitUploadReleasingWriter(_ u: UploadRecord, writer: String) throws(ParseError) -> Bool {
+        try commitUpload(u, writer: writer, lease: ", writer = NULL, \"writerSeenAt\" = NULL")
+    }
+
+    /// The conditional update of both commits; `lease` is extra SET clauses (empty, or the release).
+    private func commitUpload(_ u: UploadRecord, writer: String, lease: String) throws(ParseError) -> Bool {
         try guarded {
             try pool.withConnection { conn in
                 try conn.query("""
                     UPDATE "_UPLOADS" SET length = $1::bigint, "offset" = $2::bigint, "expiresAt" = $3::bigint,
-                        "completedName" = $4::text, "partState" = $5::text, "digestState" = $6::text, "contentType" = $9::text
+                        "completedName" = $4::text, "partState" = $5::text, "digestState" = $6::text, "contentType" = $9::text\(lease)
                     WHERE id = $7::text AND writer = $8::text
                     """, [u.length.map { String($0) }, String(u.offset), String(u.expiresAt.millisecondsSince1970), u.completedName,
                           u.partState, u.digestState?.hexString, u.id, writer, u.contentType]).affected

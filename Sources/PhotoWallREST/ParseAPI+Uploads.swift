@@ -127,7 +127,8 @@ extension ParseAPI {
             }
             let record = UploadState(try uploads.create(length: length, metadata: try Self.parseMetadata(head.headers["Upload-Metadata"]), auth: auth))
             if !hasBody { return .respond(createdResponse(record)) }
-            let append = try uploads.beginAppend(id: record.id, offset: 0, length: nil, checksum: head.headers["Upload-Checksum"], auth: auth)
+            let append = try uploads.beginAppend(id: record.id, offset: 0, length: nil, checksum: head.headers["Upload-Checksum"],
+                                                 contentLength: head.contentLength.map { Int64($0) }, auth: auth)
             return .sink(UploadAppendSink(append, created: record))
         }, handler: { [self] _, sink in
             do {
@@ -176,7 +177,8 @@ extension ParseAPI {
             }
             let length = head.headers["Upload-Length"].flatMap { Int64($0) }
             do {
-                let append = try uploads.beginAppend(id: id, offset: offset, length: length, checksum: head.headers["Upload-Checksum"], auth: auth)
+                let append = try uploads.beginAppend(id: id, offset: offset, length: length, checksum: head.headers["Upload-Checksum"],
+                                                     contentLength: head.contentLength.map { Int64($0) }, auth: auth)
                 return .sink(UploadAppendSink(append), maxBodyBytes: limit)
             } catch UploadError.alreadyComplete(let u) {
                 // A retried final PATCH whose answer was lost: the upload is done, say so.

@@ -40,6 +40,21 @@ public final class SQLiteDatabase: Sendable {
         try writer.withLock { conn in try body(conn) }
     }
 
+    /// `write(_:)` whose commits need not be durable when it returns: they run with
+    /// `synchronous=NORMAL` (no `fsync` of the WAL; the database stays consistent, and a crash may
+    /// lose them), and the next durable commit makes them durable too (the WAL is append-only). For
+    /// state a crash makes moot anyway, such as a lease held by the process that crashed.
+    /// - Parameter durable: true for an ordinary `write(_:)`.
+    public func write<T: Sendable>(durable: Bool, _ body: (SQLiteConnection) throws -> T) throws -> T {
+        guard !durable else { return try write(body) }
+        return try writer.withLock { conn in
+            try conn.execute("PRAGMA synchronous=NORMAL;")
+            // Setting the flag back only changes the connection's setting (no I/O, no lock): it can't fail.
+            defer { try? conn.execute("PRAGMA synchronous=FULL;") }
+            return try body(conn)
+        }
+    }
+
     /// Runs `body` in one write transaction (`BEGIN IMMEDIATE`).
     public func writeTransaction<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         try writer.withLock { conn in try conn.transaction { try body(conn) } }

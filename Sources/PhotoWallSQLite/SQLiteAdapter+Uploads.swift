@@ -42,7 +42,7 @@ extension SQLiteAdapter: UploadRecordStore {
 
     public func claimUploadWriter(id: String, writer: String, now: ParseDate, staleBefore: ParseDate) throws(ParseError) -> Bool {
         try guarded {
-            try db.write { conn in
+            try db.write(durable: false) { conn in
                 try conn.run("UPDATE _UPLOADS SET writer = ?, writerSeenAt = ? WHERE id = ? AND (writer IS NULL OR writerSeenAt < ?)", [
                     .text(writer), .integer(now.millisecondsSince1970), .text(id), .integer(staleBefore.millisecondsSince1970),
                 ])
@@ -52,7 +52,7 @@ extension SQLiteAdapter: UploadRecordStore {
 
     public func renewUploadWriter(id: String, writer: String, now: ParseDate) throws(ParseError) -> Bool {
         try guarded {
-            try db.write { conn in
+            try db.write(durable: false) { conn in
                 try conn.run("UPDATE _UPLOADS SET writerSeenAt = ? WHERE id = ? AND writer = ?",
                              [.integer(now.millisecondsSince1970), .text(id), .text(writer)])
             }
@@ -61,18 +61,27 @@ extension SQLiteAdapter: UploadRecordStore {
 
     public func releaseUploadWriter(id: String, writer: String) throws(ParseError) {
         _ = try guarded {
-            try db.write { conn in
+            try db.write(durable: false) { conn in
                 try conn.run("UPDATE _UPLOADS SET writer = NULL, writerSeenAt = NULL WHERE id = ? AND writer = ?", [.text(id), .text(writer)])
             }
         }
     }
 
     public func commitUpload(_ u: UploadRecord, writer: String) throws(ParseError) -> Bool {
+        try commitUpload(u, writer: writer, lease: "")
+    }
+
+    public func commitUploadReleasingWriter(_ u: UploadRecord, writer: String) throws(ParseError) -> Bool {
+        try commitUpload(u, writer: writer, lease: ", writer = NULL, writerSeenAt = NULL")
+    }
+
+    /// The conditional update of both commits; `lease` is extra SET clauses (empty, or the release).
+    private func commitUpload(_ u: UploadRecord, writer: String, lease: String) throws(ParseError) -> Bool {
         try guarded {
             try db.write { conn in
                 try conn.run("""
                     UPDATE _UPLOADS SET length = ?, offset = ?, expiresAt = ?, completedName = ?, partState = ?, digestState = ?,
-                        contentType = ?
+                        contentType = ?\(lease)
                     WHERE id = ? AND writer = ?
                     """, [
                     u.length.map { .integer($0) } ?? .null, .integer(u.offset), .integer(u.expiresAt.millisecondsSince1970),

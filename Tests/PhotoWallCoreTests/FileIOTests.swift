@@ -72,6 +72,24 @@ import Glibc
         #expect(Self.read(dir + "/f") == Array("hello World".utf8))
     }
 
+    @Test func writebackStartsOnceAStepIsWrittenAndLeavesTheBytesAlone() throws {
+        let dir = try Self.makeDirectory()
+        defer { Self.cleanUp(dir) }
+        let fd = open(dir + "/f", O_RDWR | O_CREAT, 0o600)
+        var writeback = WritebackStarter(offset: 10, stepBytes: 4)
+        #expect(writeback.startedUpTo == 10 && writeback.writtenUpTo == 10, "starts at the writer's offset")
+        #expect([UInt8]([0, 1, 2]).withUnsafeBytes { pwriteAll(fd, $0, at: 10) })
+        writeback.wrote(3, fd: fd)
+        #expect(writeback.startedUpTo == 10 && writeback.writtenUpTo == 13, "below a step: nothing started")
+        #expect([UInt8]([3, 4]).withUnsafeBytes { pwriteAll(fd, $0, at: 13) })
+        writeback.wrote(2, fd: fd)
+        #expect(writeback.startedUpTo == 15 && writeback.writtenUpTo == 15, "a step reached: the pending range started")
+        writeback.wrote(0, fd: -1)  // a bad descriptor is only a missed hint
+        #expect(writeback.startedUpTo == 15)
+        close(fd)
+        #expect(Self.read(dir + "/f") == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4])
+    }
+
     @Test func atomicWriteReplacesTheFileWithExactModeAndLeavesNoTemporary() throws {
         let dir = try Self.makeDirectory()
         defer { Self.cleanUp(dir) }

@@ -41,6 +41,21 @@ import PhotoWallStorage
         #expect(read?.writer == nil && read?.writerSeenAt == nil, "release clears the lease")
         #expect(try db.claimUploadWriter(id: u.id, writer: "C", now: at(30_002), staleBefore: at(0)), "claim after release")
 
+        // A commit that also gives the lease up (a PATCH's last write): only by the holder, and only
+        // then is the lease cleared.
+        var v = u
+        v.offset = 6; v.digestState = [8]
+        #expect(try !db.commitUploadReleasingWriter(v, writer: "A"), "commit-and-release without the lease")
+        read = try db.upload(id: u.id)
+        #expect(read?.offset == 4 && read?.writer == "C", "a refused commit-and-release changes nothing")
+        #expect(try db.commitUploadReleasingWriter(v, writer: "C"), "commit-and-release by the holder")
+        read = try db.upload(id: u.id)
+        #expect(read?.offset == 6 && read?.digestState == [8] && read?.writer == nil && read?.writerSeenAt == nil,
+                "committed fields read back and the lease is free")
+        #expect(try db.claimUploadWriter(id: u.id, writer: "C", now: at(30_003), staleBefore: at(0)), "claim after commit-and-release")
+        v.offset = 4; v.digestState = [7]
+        #expect(try db.commitUpload(v, writer: "C"))
+
         #expect(try db.expiredUploads(before: at(3001), limit: 10).map(\.id) == [u.id], "expired before 3001")
         #expect(try db.expiredUploads(before: at(3000), limit: 10).isEmpty, "not expired at 3000")
         u.completedName = "ffff_a b.jpg"

@@ -93,6 +93,30 @@ import Testing
         }
     }
 
+    @Test(arguments: [true, false])
+    func pipelinesChunksOnASecondConnection(pipelining: Bool) async throws {
+        // A proxy that cuts nothing, only to count the connections the client opens.
+        let proxy = try CuttingProxy(cuts: 0, minBytes: 1, maxBytes: 1)
+        defer { proxy.stop() }
+        let s = try ParseTestServer(extraArgs: ["--public-url", "http://127.0.0.1:\(proxy.port)/parse"])
+        proxy.upstreamPort = s.port
+        let (_, token) = try await s.signUp()
+        try await withTemporaryDirectory { dir in
+            let path = try TestFiles.write(TestFiles.randomBytes(3 << 20), named: "pipe.bin", in: dir)
+            var client = Self.client(s, token: token, baseURL: "http://127.0.0.1:\(proxy.port)/parse")
+            client.configuration.pipelining = pipelining
+            let log = ProgressLog()
+            let result = try await client.upload(file: path, progress: log.record)
+            // Pipelined: each next chunk goes out on the other keep-alive connection while the one
+            // before is answered (a third only if the server closed one refusing a late PATCH);
+            // without: everything on one.
+            if pipelining { #expect(proxy.connections >= 2, "\(proxy.summary)") } else { #expect(proxy.connections == 1, "\(proxy.summary)") }
+            #expect(result.retries == 0)
+            #expect(log.violations(total: 3 << 20).isEmpty, "\(log.violations(total: 3 << 20))")
+            try await Self.expectSameFile(s, result, source: path)
+        }
+    }
+
     @Test(arguments: [ChecksumAlgorithm.sha256, .none])
     func survivesConnectionsCutAtRandomOffsets(checksum: ChecksumAlgorithm) async throws {
         // The server's public URL names the proxy, so the Location it hands out goes through it too.

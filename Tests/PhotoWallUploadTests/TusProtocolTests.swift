@@ -262,6 +262,65 @@ import Testing
         #expect(done.header("Upload-Offset") == "1000")
     }
 
+    /// Starts a PATCH of `bytes[0..<1000]` at offset 0 on a new connection with `checksum`, sends its
+    /// first 500 bytes and waits until the server wrote them: that PATCH holds the upload.
+    static func startHalfPatch(_ t: RawTus, _ path: String, _ bytes: [UInt8], checksum: String) async throws -> TestHTTPClient {
+        let first = try TestHTTPClient(port: sharedServer.port)
+        try first.sendHead("PATCH", path, headers: t.headers([("Upload-Offset", "0"), ("Content-Type", "application/offset+octet-stream"),
+                                                              ("Upload-Checksum", checksum), ("Content-Length", "1000")]))
+        try first.send(Array(bytes[0..<500]))
+        try await waitForPart(sharedServer, path, bytes: 500)
+        return first
+    }
+
+    @Test func aPatchAtTheEndOfOneInProgressIsPipelinedBehindIt() async throws {
+        let t = try await tus()
+        let bytes = TestFiles.randomBytes(3000)
+        let (_, path) = try t.create(length: 3000)
+        // The first PATCH (0..<1000) sends half its body and holds the upload…
+        let first = try await Self.startHalfPatch(t, path, bytes, checksum: RawTus.checksum(Array(bytes[0..<1000])))
+        // …while the next one (1000..<2000), on another connection, is already sent: it is not refused
+        // (423) but waits for the first one's body, then writes behind it.
+        nonisolated(unsafe) let other = try RawTus(sharedServer, token: t.token)  // used by that task alone
+        let second = Task { try await onThread { try other.patch(path, offset: 1000, body: Array(bytes[1000..<2000]),
+                                                                 checksum: RawTus.checksum(Array(bytes[1000..<2000]))) } }
+        try await Task.sleep(for: .milliseconds(300))  // the second PATCH reaches the server first
+        try first.send(Array(bytes[500..<1000]))
+        let done = try first.readResponse(method: "PATCH")
+        #expect(done.status == 204)
+        #expect(done.header("Upload-Offset") == "1000")
+        let pipelined = try await second.value
+        #expect(pipelined.status == 204)
+        #expect(pipelined.header("Upload-Offset") == "2000")
+        let last = try t.patch(path, offset: 2000, body: Array(bytes[2000...]))
+        #expect(last.status == 204)
+        let url = try #require(last.header("X-Parse-File-URL"))
+        let file = try await sharedServer.request("GET", url, key: .none)
+        #expect(Array(file.body) == bytes, "the three chunks, in order")
+    }
+
+    @Test func aPipelinedPatchFailsWith409WhenTheOneBeforeItIsRefused() async throws {
+        let t = try await tus()
+        let bytes = TestFiles.randomBytes(2000)
+        let (_, path) = try t.create(length: 2000)
+        let first = try await Self.startHalfPatch(t, path, bytes, checksum: RawTus.checksum([1, 2, 3]))
+        nonisolated(unsafe) let other = try RawTus(sharedServer, token: t.token)  // used by that task alone
+        let second = Task { try await onThread { try other.patch(path, offset: 1000, body: Array(bytes[1000...])) } }
+        try await Task.sleep(for: .milliseconds(300))
+        try first.send(Array(bytes[500..<1000]))
+        #expect(try first.readResponse(method: "PATCH").status == 460, "the first chunk's checksum is wrong")
+        let pipelined = try await second.value
+        #expect(pipelined.status == 409, "its bytes had nothing to follow")
+        #expect(pipelined.header("Upload-Offset") == "0")
+        #expect(try t.head(path).header("Upload-Offset") == "0")
+        // Nothing of either stayed: the upload goes on from 0.
+        #expect(try t.patch(path, offset: 0, body: Array(bytes[0..<1000])).status == 204)
+        let last = try t.patch(path, offset: 1000, body: Array(bytes[1000...]))
+        #expect(last.status == 204)
+        let url = try #require(last.header("X-Parse-File-URL"))
+        #expect(Array(try await sharedServer.request("GET", url, key: .none).body) == bytes)
+    }
+
     @Test func aStalledPatchGivesWayToTheNextOne() async throws {
         let s = try ParseTestServer(extraArgs: ["--upload-stall-timeout", "1"])
         let t = try RawTus(s, token: try await s.signUp().1)

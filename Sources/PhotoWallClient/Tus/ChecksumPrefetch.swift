@@ -80,4 +80,21 @@ final class Semaphore: @unchecked Sendable {
         count -= 1
         pthread_mutex_unlock(&mutex)
     }
+
+    /// `wait()`, giving up after `timeoutSeconds`. - Returns: false on timeout.
+    @discardableResult
+    func wait(timeoutSeconds: Double) -> Bool {
+        var deadline = timespec()
+        clock_gettime(CLOCK_REALTIME, &deadline)
+        let nanoseconds = Int(deadline.tv_nsec) + Int(timeoutSeconds * 1e9)
+        deadline.tv_sec += nanoseconds / 1_000_000_000
+        deadline.tv_nsec = nanoseconds % 1_000_000_000
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        while count == 0 {
+            if pthread_cond_timedwait(&condition, &mutex, &deadline) == ETIMEDOUT, count == 0 { return false }
+        }
+        count -= 1
+        return true
+    }
 }

@@ -41,12 +41,18 @@ public struct TusClient: Sendable {
         public var stallTimeoutSeconds: Int
         /// Shortest time between two progress callbacks, in seconds (default 0.05: at most 20 per second).
         public var progressIntervalSeconds: Double
+        /// Start the next chunk's PATCH, on a second connection, as soon as the current one's body is
+        /// sent, instead of after its answer (default true): the bytes travel while the server syncs
+        /// and commits the chunk before. A server that does not take pipelined PATCHes refuses them
+        /// (409/423) and the client goes on without.
+        public var pipelining: Bool
 
         public init(chunkBytes: Int64 = 4 << 20, checksum: ChecksumAlgorithm = .sha256, retry: RetryPolicy = RetryPolicy(),
-                    connectTimeoutSeconds: Double = 10, stallTimeoutSeconds: Int = 30, progressIntervalSeconds: Double = 0.05) {
+                    connectTimeoutSeconds: Double = 10, stallTimeoutSeconds: Int = 30, progressIntervalSeconds: Double = 0.05,
+                    pipelining: Bool = true) {
             self.chunkBytes = max(1, chunkBytes); self.checksum = checksum; self.retry = retry
             self.connectTimeoutSeconds = connectTimeoutSeconds; self.stallTimeoutSeconds = max(1, stallTimeoutSeconds)
-            self.progressIntervalSeconds = max(0, progressIntervalSeconds)
+            self.progressIntervalSeconds = max(0, progressIntervalSeconds); self.pipelining = pipelining
         }
 
         var timeouts: Timeouts {

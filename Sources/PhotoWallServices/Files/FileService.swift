@@ -49,7 +49,10 @@ public final class FileService: Sendable {
     /// other run of characters becomes one `_`; the extension (up to 16 letters or digits after the
     /// last `.`) is kept, the rest cut to 100 bytes; `file` when nothing is left.
     public static func safeForm(of name: String) -> String {
-        let latin = name.applyingTransform(StringTransform(rawValue: "Any-Latin; Latin-ASCII"), reverse: false) ?? name
+        // ASCII is its own transliteration: skip ICU, whose transliterator data (about 3 MiB, mapped
+        // on first use) would otherwise be paged in by the first upload.
+        let latin = name.utf8.allSatisfy { $0 < 0x80 } ? name
+            : name.applyingTransform(StringTransform(rawValue: "Any-Latin; Latin-ASCII"), reverse: false) ?? name
         var mapped = ""
         for c in latin.unicodeScalars {
             let v = c.value

@@ -14,24 +14,41 @@ import Synchronization
 /// old one, but the server may not learn of the old connection's end for a while — a dropped
 /// mobile link sends no FIN at all, and libmicrohttpd 0.9.75 (epoll, edge-triggered) can miss a
 /// FIN that arrives together with the last body bytes until its idle timeout (30 s). The
-/// preempted request keeps what arrived (as `abort` does) and its later calls fail.
+/// preempted request keeps what arrived (as `abort`) and its later calls fail.
+///
+/// **Pipelining.** A PATCH whose `Upload-Offset` is where the PATCH in progress will end (its offset
+/// plus its `Content-Length`) may start once that one's body is in, while it still verifies, syncs
+/// and commits (`UploadService.beginAppend`): its body streams into the part behind the first one's
+/// bytes (`predecessor`), and it takes over the first one's lease and writer slot. Before it commits,
+/// answers, or keeps or drops anything, it waits for its predecessor's outcome; it commits only after
+/// the predecessor committed exactly the offset it started at, and otherwise fails with 409 and
+/// the committed offset (the client then asks with HEAD, as after any failure). So acknowledged
+/// offsets still move in order, each only once its bytes are durable.
 ///
 /// `@unchecked Sendable`: used by one request at a time — the engine thread writes, then exactly
 /// one of `finish`/`abort` runs after the body ends (ordered by the engine's suspend/resume or
-/// completion callback) — except `preemptIfStalled`, which another request's thread may call, and
-/// `isMakingProgress`/`token`/`record.id`, which the lease heartbeat reads; `phase` (a mutex, held
-/// around every use of `writer` until the request has ended) keeps those from racing with
-/// `write`, and `record.id`/`token` never change. The upload's single-writer lock is held from
-/// creation to the end.
+/// completion callback) — except `preemptIfStalled` and `chain`, which another request's thread
+/// may call, and `isMakingProgress`/`token`/`record.id`, which the lease heartbeat reads; `phase`
+/// (a mutex, held around every use of `writer` until the request has ended) keeps those from
+/// racing with `write`, and `record.id`/`token` never change. `record` is replaced only by the
+/// thread ending the request, and read by a successor only after `outcome` is set. The upload's
+/// single-writer lock is held from creation to the end.
 public final class UploadAppend: @unchecked Sendable {
     let service: UploadService
     public private(set) var record: UploadRecord
-    /// The database lease this request holds.
+    /// The database lease this request holds (shared along a pipelined chain).
     let token: String
     let writer: any UploadPartWriter
     let expected: (Digest, [UInt8])?
     /// SHA-256 of the upload's bytes so far, continued from the record's saved state.
     let running: ResumableSHA256?
+    /// The upload offset this request's bytes start at.
+    let startOffset: Int64
+    /// The body length the request declared (`Content-Length`), nil when chunked: where a pipelined
+    /// successor may start.
+    let declaredLength: Int64?
+    /// The PATCH before this one, still committing when this one began (pipelining); nil otherwise.
+    let predecessor: UploadAppend?
     var received: Int64 = 0
     var failure: ParseError?
     /// The upload's first bytes (up to `FileService.sniffBytes`), kept as they stream when this request
@@ -40,6 +57,11 @@ public final class UploadAppend: @unchecked Sendable {
     /// Whether the request has ended (finish, abort or preemption started), and when the last body
     /// bytes arrived.
     let phase = Mutex(Phase())
+    /// Set once when the request is over: the record as committed, or nil when this request did not
+    /// commit all of its body (failed, cut, preempted). A pipelined successor waits for it.
+    let outcome = Latch<UploadRecord?>()
+    /// Set when the request's whole declared body is in, or the request ended otherwise.
+    let bodyEnded = Latch<Bool>()
 
     struct Phase {
         var ended = false
@@ -47,12 +69,20 @@ public final class UploadAppend: @unchecked Sendable {
         /// Between the end of the body and the commit (the part store is making bytes durable).
         var committing = false
         var lastWrite = ContinuousClock.now
+        /// The whole declared body arrived: a successor may chain on until this request decides
+        /// whether to give the lease up (or ends).
+        var chainable = false
+        /// A pipelined PATCH took the upload over: it owns the lease and the writer slot now.
+        var hasSuccessor = false
+        /// The digest state after this request's whole body (for a successor).
+        var digestStateAtEnd: [UInt8]?
     }
 
     init(service: UploadService, record: UploadRecord, token: String, writer: any UploadPartWriter,
-         expected: (Digest, [UInt8])?, running: ResumableSHA256?) {
+         expected: (Digest, [UInt8])?, running: ResumableSHA256?, declaredLength: Int64?, predecessor: UploadAppend? = nil) {
         self.service = service; self.record = record; self.token = token; self.writer = writer
-        self.expected = expected; self.running = running
+        self.expected = expected; self.running = running; self.declaredLength = declaredLength
+        self.predecessor = predecessor; self.startOffset = record.offset
     }
 
     /// Whether the lease should be renewed: body bytes arrived within `stall`, or a commit is running.
@@ -71,35 +101,49 @@ public final class UploadAppend: @unchecked Sendable {
                 failure = error
                 throw error
             }
-            if record.offset == 0, firstBytes.count < FileService.sniffBytes {
+            if startOffset == 0, firstBytes.count < FileService.sniffBytes {
                 firstBytes.append(contentsOf: bytes.prefix(FileService.sniffBytes - firstBytes.count))
             }
             expected?.0.update(bytes)
             running?.update(bytes)
             received += Int64(bytes.count)
             p.lastWrite = .now
+            if received == declaredLength {
+                // The whole declared body is in: a PATCH for the next bytes may chain on (pipelining).
+                // Decided here, on the engine thread, so a waiting successor never needs a worker.
+                p.chainable = true
+                p.digestStateAtEnd = running?.state
+            }
         }
+        if received == declaredLength { bodyEnded.set(true) }
     }
 
     /// The body arrived whole. - Returns: the upload after the chunk (complete when it was the last).
-    /// - Throws: `UploadError.checksumMismatch` (the chunk is discarded); `ParseError` on storage failures.
+    /// - Throws: `UploadError.checksumMismatch` (the chunk is discarded); `.offsetMismatch` when the
+    ///   pipelined predecessor did not commit up to this request's offset; `ParseError` on storage failures.
     public func finish() throws -> UploadRecord {
         let (wasEnded, preempted) = phase.withLock { p in
             defer { p.ended = true }
             return (p.ended, p.preempted)
         }
+        bodyEnded.set(true)
         if preempted { throw UploadError.locked }  // a newer PATCH took over; it has the upload now
         guard !wasEnded else { return record }
-        defer { writer.close(); service.release(record.id, token: token) }
+        var committed: UploadRecord?
+        defer { end(committed: committed) }
+        try awaitPredecessor()
         if let failure { throw failure }
         if let (digest, want) = expected, digest.finalize() != want {
             try discardIfHolding()
             throw UploadError.checksumMismatch
         }
-        try commit()
+        let released = try commit(mayRelease: true)
         if let length = record.length, record.offset == length {
-            record = try service.complete(record, writer: token)
+            // The last chunk (no successor can follow it): the completion's write gives the lease up.
+            record = try service.complete(record, writer: token, releasing: !released)
+            leaseReleased = true
         }
+        committed = record
         return record
     }
 
@@ -111,6 +155,7 @@ public final class UploadAppend: @unchecked Sendable {
             return p.ended
         }
         guard !wasEnded else { return }
+        bodyEnded.set(true)
         keepWhatArrived()
     }
 
@@ -125,24 +170,81 @@ public final class UploadAppend: @unchecked Sendable {
             return true
         }
         guard take else { return false }
+        bodyEnded.set(true)
         service.logger.notice("preempting a stalled upload request", ["upload.id": record.id, "bytes": "\(received)"])
         keepWhatArrived()
         return true
     }
 
+    /// Waits until this request's whole body is in (on the engine thread) or it ended otherwise, at most
+    /// `timeout`. - Returns: whether a PATCH at `offset` may now chain on (see `chain`).
+    func awaitBodyComplete(forChainingAt offset: Int64, timeout: Duration) -> Bool {
+        guard let declaredLength, startOffset + declaredLength == offset else { return false }
+        guard bodyEnded.wait(timeout: timeout) != nil else { return false }
+        return phase.withLock { $0.chainable }
+    }
+
+    /// Makes `make(startState)` this request's successor, when this request's body is complete and
+    /// it has not yet decided to give the lease up. - Returns: the successor, or nil (then the
+    /// caller takes the ordinary path: this request releases the upload shortly).
+    func chain(_ make: (_ digestState: [UInt8]?) throws -> UploadAppend) rethrows -> UploadAppend? {
+        try phase.withLock { p -> UploadAppend? in
+            guard p.chainable, !p.hasSuccessor else { return nil }
+            let next = try make(p.digestStateAtEnd)
+            p.hasSuccessor = true
+            p.chainable = false
+            return next
+        }
+    }
+
+    /// Pipelining: waits for the predecessor's outcome; continues from the record it committed.
+    /// - Throws: `UploadError.offsetMismatch` when it did not commit up to `startOffset`.
+    private func awaitPredecessor() throws {
+        guard let predecessor else { return }
+        guard let settled = predecessor.outcome.wait(), let committed = settled, committed.offset == startOffset, !committed.isComplete else {
+            let current = ((try? service.database.upload(id: record.id)) ?? nil)?.offset ?? predecessor.startOffset
+            throw UploadError.offsetMismatch(current: current)
+        }
+        var r = committed
+        r.offset = startOffset
+        record = r
+    }
+
     /// The end of an unfinished request: keep what arrived, or drop it when a checksum was promised.
     private func keepWhatArrived() {
-        defer { writer.close(); service.release(record.id, token: token) }
+        var committed: UploadRecord?
+        defer { end(committed: committed) }
         do {
+            try awaitPredecessor()
             if expected != nil || failure != nil {
                 try discardIfHolding()
             } else if received > 0 {
-                try commit()
+                _ = try commit(mayRelease: true)
+                if received == declaredLength { committed = record }
             }
         } catch {
+            if case UploadError.offsetMismatch = error { return }
             service.logger.warning("could not keep a cut upload chunk", ["upload.id": record.id, "cause": "\(error)"])
         }
     }
+
+    /// The request is over: tells a successor how it went, closes the part, and gives the upload up
+    /// (lease and writer slot) unless a successor took it over.
+    private func end(committed: UploadRecord?) {
+        let handedOver = phase.withLock { p in
+            p.chainable = false
+            return p.hasSuccessor
+        }
+        writer.close()
+        // Released before the outcome is told: a PATCH that came too late to chain waits for the
+        // outcome and then finds the upload free.
+        if !handedOver { service.release(record.id, token: token, leaseReleased: leaseReleased) }
+        outcome.set(committed)
+        if predecessor != nil { service.pipelineSlots.release() }
+    }
+
+    /// Whether this request's last commit also released the database lease.
+    private var leaseReleased = false
 
     /// Drops this request's bytes from the part — only while it holds the lease: after a takeover
     /// the part may be the new writer's (a shared filesystem), and is left alone.
@@ -153,9 +255,12 @@ public final class UploadAppend: @unchecked Sendable {
 
     /// Makes the bytes durable, then records the new offset, part state and digest state (the order
     /// that keeps HEAD honest) and pushes the expiry on — all only while this request holds the lease.
+    /// With `mayRelease`, the same write gives the lease up, unless a pipelined successor took it over
+    /// or this chunk completes the upload (the completion still needs it).
+    /// - Returns: whether the lease was released.
     /// - Throws: `UploadError.locked` when another request (on any instance) took the upload over:
     ///   nothing is committed, and what this one wrote beyond the committed state is ignored.
-    func commit() throws {
+    func commit(mayRelease: Bool) throws -> Bool {
         phase.withLock { $0.committing = true }
         defer { phase.withLock { $0.committing = false } }
         // A fence before touching shared storage: a writer that lost its lease must not write parts.
@@ -173,7 +278,48 @@ public final class UploadAppend: @unchecked Sendable {
         u.digestState = running?.state
         let now = ParseDate.now()
         u.expiresAt = ParseDate(millisecondsSince1970: now.millisecondsSince1970 + service.expirySeconds * 1000)
-        guard try service.database.commitUpload(u, writer: token) else { throw UploadError.locked }
+        // From here on no successor may chain: the lease is given up with this commit or kept for one.
+        let handedOver = phase.withLock { p in
+            p.chainable = false
+            return p.hasSuccessor
+        }
+        let release = mayRelease && !handedOver && u.offset != u.length
+        let stored = release ? try service.database.commitUploadReleasingWriter(u, writer: token)
+            : try service.database.commitUpload(u, writer: token)
+        guard stored else { throw UploadError.locked }
         record = u
+        leaseReleased = release
+        return release
+    }
+}
+
+/// A value set once and awaited by other threads (a pipelined PATCH waits for its predecessor's
+/// body and outcome).
+final class Latch<Value: Sendable>: Sendable {
+    private let condition = NSCondition()
+    /// Only touched with `condition` locked; a Mutex so the compiler sees it Sendable.
+    private let value = Mutex<Value?>(nil)
+
+    /// Sets the value (the first call wins) and wakes the waiters.
+    func set(_ v: Value) {
+        condition.lock()
+        value.withLock { if $0 == nil { $0 = v } }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits until set, or at most `timeout`. - Returns: the value, or nil on timeout.
+    func wait(timeout: Duration? = nil) -> Value? {
+        let deadline = timeout.map { Date(timeIntervalSinceNow: Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18) }
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            if let v = value.withLock({ $0 }) { return v }
+            if let deadline {
+                guard condition.wait(until: deadline) else { return value.withLock { $0 } }
+            } else {
+                condition.wait()
+            }
+        }
     }
 }

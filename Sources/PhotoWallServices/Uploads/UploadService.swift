@@ -158,9 +158,18 @@ public final class UploadService: Sendable {
     ///   - offset: the request's `Upload-Offset`.
     ///   - length: `Upload-Length` when the upload's length was deferred.
     ///   - checksum: `Upload-Checksum` (`algo base64`), when sent.
+    ///   - contentLength: the request's `Content-Length` (nil when chunked). A PATCH that declares one
+    ///     can be followed by a pipelined PATCH at its end (see `UploadAppend`).
     /// - Throws: `UploadError` 404/410/409 (offset mismatch)/423 (another PATCH in progress)/
     ///   400 (bad checksum header or algorithm)/413; `ParseError` on storage failures.
-    public func beginAppend(id: String, offset: Int64, length: Int64?, checksum: String?, auth: AuthContext) throws -> UploadAppend {
+    public func beginAppend(id: String, offset: Int64, length: Int64?, checksum: String?, contentLength: Int64? = nil,
+                            auth: AuthContext) throws -> UploadAppend {
+        try beginAppend(id: id, offset: offset, length: length, checksum: checksum, contentLength: contentLength, auth: auth, retried: false)
+    }
+
+    /// `beginAppend`; `retried` after a second look at a PATCH that came as its predecessor committed.
+    private func beginAppend(id: String, offset: Int64, length: Int64?, checksum: String?, contentLength: Int64?,
+                             auth: AuthContext, retried: Bool) throws -> UploadAppend {
         let u = try upload(id: id, auth: auth)
         var expected: (Digest.Algorithm, [UInt8])?
         if let checksum {
@@ -170,6 +179,21 @@ public final class UploadService: Sendable {
             case "sha1": expected = (.sha1, raw)
             case "sha256": expected = (.sha256, raw)
             default: throw UploadError.badRequest("Unsupported checksum algorithm \(parts[0]); use sha1 or sha256.")
+            }
+        }
+        if offset != u.offset {
+            switch try pipelined(u, offset: offset, length: length, contentLength: contentLength, expected: expected) {
+            case .chained(let next):
+                return next
+            case .cameAfterTheCommit:
+                // The PATCH before has committed and let go of the upload meanwhile: start over against it.
+                return try beginAppend(id: id, offset: offset, length: length, checksum: checksum, contentLength: contentLength, auth: auth)
+            case .notPipelined:
+                // The PATCH before may have committed and let go since `u` was read: look again.
+                if let now = try database.upload(id: u.id), now.offset == offset, !retried {
+                    return try beginAppend(id: id, offset: offset, length: length, checksum: checksum, contentLength: contentLength,
+                                           auth: auth, retried: true)
+                }
             }
         }
         // The offset first, then the length (tus 1.0.0 §PATCH: a mismatch is 409, as tusd checks it).
@@ -185,7 +209,7 @@ public final class UploadService: Sendable {
             // way, keeping what it received, and this request starts over against the new state
             // (usually 409 with the new offset, which the client then HEADs for).
             if let holder = holders.withLock({ $0[u.id] }), holder.preemptIfStalled(after: writerStallLimit) {
-                return try beginAppend(id: id, offset: offset, length: length, checksum: checksum, auth: auth)
+                return try beginAppend(id: id, offset: offset, length: length, checksum: checksum, contentLength: contentLength, auth: auth)
             }
             throw UploadError.locked
         }
@@ -214,13 +238,72 @@ public final class UploadService: Sendable {
             let writer = try parts.openForAppend(fresh.id, at: fresh.offset, state: fresh.partState)
             let running = fresh.digestState.flatMap { ResumableSHA256(state: $0) }
             let append = UploadAppend(service: self, record: fresh, token: token, writer: writer,
-                                      expected: expected.map { (Digest($0.0), $0.1) }, running: running)
+                                      expected: expected.map { (Digest($0.0), $0.1) }, running: running, declaredLength: contentLength)
             holders.withLock { $0[u.id] = append }
             return append
         } catch {
             release(u.id, token: token)
             throw error
         }
+    }
+
+    /// Pipelining (see `UploadAppend`): when this process's PATCH in progress on `u` will end exactly at
+    /// `offset`, waits (at most `writerStallLimit`) for its body to be in, then starts this PATCH as its
+    /// successor, writing behind its bytes while it commits (at most `pipelineSlots.limit` such PATCHes at
+    /// a time in the process). Only for part stores that take appends
+    /// at known offsets (`UploadPartStore.supportsPipelinedAppends`), a body of declared length, and
+    /// no `Upload-Length` to set.
+    func pipelined(_ u: UploadRecord, offset: Int64, length: Int64?, contentLength: Int64?,
+                   expected: (Digest.Algorithm, [UInt8])?) throws -> Pipelining {
+        guard parts.supportsPipelinedAppends, let contentLength, contentLength > 0, offset > u.offset,
+              u.length.map({ offset + contentLength <= $0 && (length == nil || length == $0) }) ?? false,
+              let holder = holders.withLock({ $0[u.id] }), pipelineSlots.acquire() else { return .notPipelined }
+        var keepsSlot = false
+        defer { if !keepsSlot { pipelineSlots.release() } }
+        guard holder.awaitBodyComplete(forChainingAt: offset, timeout: writerStallLimit) else { return .notPipelined }
+        let next = try holder.chain { digestState -> UploadAppend in
+            var r = u
+            r.offset = offset
+            let writer = try parts.openForAppend(u.id, at: offset, state: u.partState)
+            return UploadAppend(service: self, record: r, token: holder.token, writer: writer,
+                                expected: expected.map { (Digest($0.0), $0.1) },
+                                running: digestState.flatMap { ResumableSHA256(state: $0) }, declaredLength: contentLength,
+                                predecessor: holder)
+        }
+        guard let next else {
+            // Its body was whole but it was already committing for itself: once it is done, the
+            // upload is free (and at this offset, when it succeeded).
+            _ = holder.outcome.wait()
+            return .cameAfterTheCommit
+        }
+        keepsSlot = true  // until the successor ends
+        holders.withLock { $0[u.id] = next }
+        return .chained(next)
+    }
+
+    /// Pipelined PATCHes may wait on worker threads (for the body before them, then for its commit,
+    /// which runs on a worker too): at most `limit` at a time, so that they can never take every
+    /// worker from the commits they wait for. Beyond it a PATCH is answered as without pipelining.
+    let pipelineSlots = Slots(limit: 8)
+
+    /// A counter of things in use, up to `limit`.
+    final class Slots: Sendable {
+        let limit: Int
+        private let used = Mutex(0)
+        init(limit: Int) { self.limit = limit }
+        /// - Returns: false when all are in use.
+        func acquire() -> Bool { used.withLock { n in n < limit ? { n += 1; return true }() : false } }
+        func release() { used.withLock { $0 -= 1 } }
+    }
+
+    /// How `pipelined` took a PATCH.
+    enum Pipelining {
+        /// As the successor of the PATCH in progress.
+        case chained(UploadAppend)
+        /// Not: the PATCH in progress had already decided to let go of the upload; it has now.
+        case cameAfterTheCommit
+        /// Not a pipelined PATCH (or not one that can chain): answered as without pipelining.
+        case notPipelined
     }
 
     /// The most bytes a PATCH at `offset` of upload `id` may carry (what the upload still lacks), or nil
@@ -236,12 +319,16 @@ public final class UploadService: Sendable {
         Int(min(Int64(config.maxUploadBytes), u.length ?? Int64(config.maxUploadBytes)) - u.offset)
     }
 
-    func release(_ id: String, token: String) {
-        do {
-            try database.releaseUploadWriter(id: id, writer: token)
-        } catch {
-            // It lapses by itself after `writerStallLimit`.
-            logger.warning("could not release an upload lease", ["upload.id": id, "cause": "\(error)"])
+    /// Gives upload `id` up: the database lease of `token` (unless `leaseReleased`: the last commit
+    /// already did), then this process's writer slot.
+    func release(_ id: String, token: String, leaseReleased: Bool = false) {
+        if !leaseReleased {
+            do {
+                try database.releaseUploadWriter(id: id, writer: token)
+            } catch {
+                // It lapses by itself after `writerStallLimit`.
+                logger.warning("could not release an upload lease", ["upload.id": id, "cause": "\(error)"])
+            }
         }
         holders.withLock { _ = $0.removeValue(forKey: id) }
         writers.withLock { _ = $0.remove(id) }
@@ -266,8 +353,9 @@ public final class UploadService: Sendable {
         thread.start()
     }
 
-    /// Turns a finished part into a Parse file (idempotent), under the lease `writer`.
-    func complete(_ u: UploadRecord, writer: String) throws -> UploadRecord {
+    /// Turns a finished part into a Parse file (idempotent), under the lease `writer`; with
+    /// `releasing`, its last write gives the lease up.
+    func complete(_ u: UploadRecord, writer: String, releasing: Bool = false) throws -> UploadRecord {
         var u = u
         let name = Self.finalName(of: u)
         try parts.complete(u.id, length: u.offset, state: u.partState, as: name, into: files.store)
@@ -291,7 +379,8 @@ public final class UploadService: Sendable {
             if error.code != .duplicateValue { throw error }
         }
         u.completedName = name
-        guard try database.commitUpload(u, writer: writer) else { throw UploadError.locked }
+        let stored = releasing ? try database.commitUploadReleasingWriter(u, writer: writer) : try database.commitUpload(u, writer: writer)
+        guard stored else { throw UploadError.locked }
         parts.remove(u.id, state: u.partState)
         logger.info("upload complete", ["upload.id": u.id, "file": name, "bytes": "\(u.offset)"])
         return u

@@ -107,6 +107,8 @@ final class FileSystemWriter: FileWriter {
     let store: FileSystemStore
     private(set) var byteCount: Int64 = 0
     var done = false
+    /// Starts the disk writes while the body streams, so `commit`'s fsync waits only for the last MiBs.
+    var writeback = WritebackStarter()
 
     init(fd: Int32, tmpPath: String, finalPath: String, name: String, store: FileSystemStore) {
         self.fd = fd; self.tmpPath = tmpPath; self.finalPath = finalPath; self.name = name; self.store = store
@@ -122,6 +124,7 @@ final class FileSystemWriter: FileWriter {
         guard !done else { throw fail("write after close") }
         guard writeAll(fd, bytes) else { throw fail("write") }
         byteCount += Int64(bytes.count)
+        writeback.wrote(bytes.count, fd: fd)
     }
 
     func commit() throws(ParseError) {

@@ -20,6 +20,9 @@ public final class FileSystemUploadParts: UploadPartStore {
 
     public func path(of id: String) -> String { directory + "/" + id + ".part" }
 
+    /// Each writer has its own descriptor positioned at its offset.
+    public var supportsPipelinedAppends: Bool { true }
+
     public func create(_ id: String, finalName: String) throws(ParseError) -> String {
         let fd = open(path(of: id), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw ParseError(.fileSaveError, "Could not create the upload.", cause: POSIXFailure(call: "open", code: errno)) }
@@ -80,6 +83,9 @@ public final class FileSystemUploadParts: UploadPartStore {
 final class FileSystemPartWriter: UploadPartWriter {
     var fd: Int32
     let openedAt: Int64
+    // No `WritebackStarter` here: a pipelined PATCH streams in while the one before syncs, so the sync
+    // is off the critical path, and starting writeback from the engine thread made it wait on the disk
+    // queue (4 MiB chunks: 94–128 against 114–143 MB/s without, same runs).
     init(fd: Int32, openedAt: Int64) { self.fd = fd; self.openedAt = openedAt }
     deinit { close() }
 
@@ -91,15 +97,16 @@ final class FileSystemPartWriter: UploadPartWriter {
         guard writeAll(fd, bytes) else { throw fail("write") }
     }
 
+    /// `fdatasync`: the bytes and the file's size (what reading them back needs), not its times.
     func sync() throws(ParseError) -> (size: Int64, state: String) {
-        guard fsync(fd) == 0 else { throw fail("fsync") }
+        guard fdatasync(fd) == 0 else { throw fail("fdatasync") }
         let end = lseek(fd, 0, SEEK_CUR)
         guard end >= 0 else { throw fail("lseek") }
         return (Int64(end), "")
     }
 
     func discard() throws(ParseError) {
-        guard ftruncate(fd, off_t(openedAt)) == 0, lseek(fd, off_t(openedAt), SEEK_SET) >= 0, fsync(fd) == 0 else { throw fail("ftruncate") }
+        guard ftruncate(fd, off_t(openedAt)) == 0, lseek(fd, off_t(openedAt), SEEK_SET) >= 0, fdatasync(fd) == 0 else { throw fail("ftruncate") }
     }
 
     func close() {

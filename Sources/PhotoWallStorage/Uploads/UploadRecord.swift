@@ -73,6 +73,14 @@ public protocol UploadPartStore: Sendable {
     /// - Returns: how many leftovers were removed.
     /// - Throws: when the store can't be listed (130), or what `isLive` throws.
     func removeOrphans(before cutoff: ParseDate, isLive: (String) throws -> Bool) throws -> Int
+    /// Whether two writers may append to one part at once at known, adjacent offsets (a pipelined
+    /// PATCH writes behind one still committing; see `UploadAppend`): true for a local file, which
+    /// takes writes at any offset; false (the default) for stores whose parts are sequential objects.
+    var supportsPipelinedAppends: Bool { get }
+}
+
+extension UploadPartStore {
+    public var supportsPipelinedAppends: Bool { false }
 }
 
 extension UploadPartStore {
