@@ -58,6 +58,11 @@ extension PostgresAdapter {
         """
         CREATE INDEX IF NOT EXISTS "i_FILES_owner_sha256" ON "_FILES"(owner, sha256) WHERE owner IS NOT NULL;
         """,
+        // Each image's comment count, kept by a trigger on the comment class (`PostgresAdapter+Feed`,
+        // `ensureCommentCounter`, which also fills it from the comments a database already has).
+        """
+        CREATE TABLE IF NOT EXISTS "_FEED_COMMENTS" ("imageId" text PRIMARY KEY, count bigint NOT NULL);
+        """,
     ] }
 
     /// The friend feed's own columns on the image class: its author (`FeedProjection.authorField`)
@@ -91,6 +96,7 @@ extension PostgresAdapter {
                         try conn.execute(sql)
                         try conn.query("INSERT INTO \"_MIGRATIONS\"(version) VALUES ($1::integer)", [String(i + 1)])
                     }
+                    try self.ensureCommentCounter(conn)
                 }
                 try reloadSchemas(conn)
             }

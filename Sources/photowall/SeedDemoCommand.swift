@@ -103,6 +103,7 @@ enum SeedDemoCommand {
                 "authData": ["facebook": ["id": .string(p.fbId)]],
             ], acl: ACL(entries: ["*": .init(read: true, write: false), id: .init(read: true, write: true)])))
         }
+        try db.beginBulkLoad()
         try db.bulkInsert(userObjects)
         try db.bulkInsertFriendships(pairs)
 
