@@ -39,6 +39,7 @@ DURATION = float(os.environ.get("BENCH_SECONDS", "8"))
 VIEWERS = [50] * 8 + [500] * 6 + [5000] * 2
 MIX = [("feed", 0.5), ("comment", 0.3), ("upload", 0.2)]
 GOAL_P99_MS = 100
+PHOTOS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Samples", "photos")
 
 
 class Connection:
@@ -74,7 +75,7 @@ def seed(work):
     viewers = ",".join(str(v) for v in VIEWERS)
     out = subprocess.run([BIN, "seed-demo", "--data-dir", work, "--users", str(USERS), "--images", str(IMAGES),
                           "--friends-per-user", "20", "--comments-per-image", "1", "--viewers", viewers,
-                          "--hot-comments", str(HOT), "--json"],
+                          "--hot-comments", str(HOT), "--photos", PHOTOS, "--json"],
                          check=True, capture_output=True, text=True, env=dict(os.environ, PARSE_SERVER_APPLICATION_ID=APP)).stdout
     return json.loads(out)
 
@@ -160,8 +161,7 @@ def main():
         seeded = seed(work)
         seed_s = time.time() - t
         jpeg_path = os.path.join(work, "small.jpg")
-        photos = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Samples", "photos")
-        subprocess.run([BIN, "thumbnail", os.path.join(photos, sorted(os.listdir(photos))[0]), jpeg_path, "--size", "320"], check=True)
+        subprocess.run([BIN, "thumbnail", os.path.join(PHOTOS, sorted(os.listdir(PHOTOS))[0]), jpeg_path, "--size", "320"], check=True)
         jpeg = open(jpeg_path, "rb").read()
         p, port = start_photowall(BIN, work, APP, MASTER)
         try:
