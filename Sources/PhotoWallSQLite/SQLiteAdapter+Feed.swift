@@ -57,11 +57,32 @@ extension SQLiteAdapter: FeedStore {
     public func feedKeys(authors: [String]?, viewer viewerId: String, before: FeedCursor?, limit: Int, strategy: FeedStrategy,
                          scanLimit: Int) throws(ParseError) -> (keys: [FeedCursor], scannedToEnd: Bool) {
         guard feedProjection != nil, limit > 0 else { return ([], true) }
-        if authors == nil, strategy == .perAuthor {
-            return try feedKeys(authors: [viewerId] + (try friends(of: viewerId)), viewer: viewerId, before: before,
-                                limit: limit, strategy: .perAuthor, scanLimit: scanLimit)
-        }
         let cursor = before ?? FeedCursor(createdAt: Int64.max, objectId: "")
+        if authors == nil, strategy == .perAuthor {
+            // The viewer and their friends from the friend table, each author's keys cut at its own
+            // `limit`-th newest (one covering-index probe, OFFSET on the index), then one top-`limit`
+            // sort: every probe runs inside SQLite (about 2.8 ms for 500 friends at 1M images, where
+            // one statement per author from here took 5.8 ms), and a prolific author still costs at
+            // most `limit` entries.
+            let older = { (t: String) in "(\(t).createdAt < ?2 OR (\(t).createdAt = ?2 AND \(t).objectId < ?3))" }
+            let sql = """
+                SELECT f.createdAt, f.objectId FROM (SELECT friendId AS a FROM _FRIENDS WHERE userId = ?1 UNION SELECT ?1) AS au
+                JOIN _FEED f ON f.author = au.a
+                WHERE \(older("f")) AND f.createdAt >= coalesce((SELECT i.createdAt FROM _FEED i WHERE i.author = au.a AND \(older("i"))
+                                                                ORDER BY i.createdAt DESC, i.objectId DESC LIMIT 1 OFFSET ?4), ?5)
+                ORDER BY f.createdAt DESC, f.objectId DESC LIMIT ?6
+                """
+            return try guarded {
+                try db.read { conn in
+                    var keys: [FeedCursor] = []
+                    try conn.forEachRow(sql, [.text(viewerId), .integer(cursor.createdAt), .text(before == nil ? "\u{10FFFF}" : cursor.objectId),
+                                              .integer(Int64(limit - 1)), .integer(Int64.min), .integer(Int64(limit))]) { row in
+                        keys.append(FeedCursor(createdAt: row[0].integer ?? 0, objectId: row[1].text ?? ""))
+                    }
+                    return (keys, true)
+                }
+            }
+        }
         let older = "(createdAt < ? OR (createdAt = ? AND objectId < ?))"
         let cursorArgs: [SQLValue] = [.integer(cursor.createdAt), .integer(cursor.createdAt), .text(before == nil ? "\u{10FFFF}" : cursor.objectId)]
         return try guarded {

@@ -64,7 +64,9 @@ public final class FeedService: Sendable {
             let threshold = perAuthorThreshold
             let count = try (wall.friends?.friendCount(of: viewer, upTo: threshold) ?? 0) + 1
             let strategy: FeedStrategy = count <= threshold ? .perAuthor : .globalScan
-            let authors: [String]? = strategy == .perAuthor ? try wall.audience(of: viewer) : (viewer.fields["fbId"] == nil ? [me] : nil)
+            // The viewer and their friends are joined from the friend graph in the database (both
+            // strategies); a viewer without a provider id has no friends there: only their own posts.
+            let authors: [String]? = viewer.fields["fbId"] == nil ? [me] : nil
             keys = try page(authors: authors, viewer: me, strategy: strategy, before: cursor, limit: limit)
         }
         return try render(keys: keys, limit: limit, auth: auth, objects: objects)
