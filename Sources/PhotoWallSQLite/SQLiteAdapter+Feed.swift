@@ -30,12 +30,12 @@ extension SQLiteAdapter: FeedStore {
     /// Authors (friends + 1) up to which `.perAuthor` beats `.globalScan` on SQLite, for `images`
     /// images: √(k × images), at least 50. The walk's cost grows with images ÷ authors (it passes
     /// the other authors' posts), the probes' with the author count, so they cross near √(k × images);
-    /// k = 0.15 is measured (1M images, 100k users, both forms forced with `--feed-threshold`: at 500
-    /// friends the walk took p50 5.6 ms, the probes 8.0 ms, about 2.2 ms of either being the rest of
-    /// the page), so 500 friends walk at 1M (threshold ≈ 390) and take the probes at 4M (≈ 770), where
-    /// the walk passes four times as many entries.
+    /// k = 0.3 is measured (1M images, 100k users, both forms forced with `--feed-threshold`: at 500
+    /// friends the walk took p50 5.7 ms, the per-author statement 5.2 ms, about 2.2 ms of either being
+    /// the rest of the page; the walk's share grows with the images, the probes' does not), so 500
+    /// friends take the probes from about 1M images on (threshold ≈ 550; ≈ 1,100 at 4M).
     public static func feedThreshold(images: Double) -> Int { max(50, Int((sqliteFeedK * max(0, images)).squareRoot())) }
-    static let sqliteFeedK = 0.15
+    static let sqliteFeedK = 0.3
 
     /// `feedThreshold` for the image count (the image table's largest rowid: rows are appended, so
     /// it is the count plus deletions, read from the end of the table), read at most once a minute.

@@ -42,13 +42,13 @@ import PhotoWallTesting
 
     @Test func feedThresholdGrowsWithTheSquareRootOfTheImages() throws {
         #expect(SQLiteAdapter.feedThreshold(images: 0) == 50)
-        #expect(SQLiteAdapter.feedThreshold(images: 1_000_000) == 387)
-        #expect(SQLiteAdapter.feedThreshold(images: 4_000_000) == 774)
+        #expect(SQLiteAdapter.feedThreshold(images: 1_000_000) == 547)
+        #expect(SQLiteAdapter.feedThreshold(images: 4_000_000) == 1095)
         #expect(db.suggestedFeedThreshold() == 50, "no image table yet")
         try db.bulkInsert((0..<60_000).map { object("WallImage", ["userFBId": .string("u\($0 % 100)")]) })
         #expect(db.suggestedFeedThreshold() == 50, "read at most once a minute")
         let reopened = try SQLiteAdapter(path: dir + "/db.sqlite", feedProjection: Self.projection)
-        #expect(reopened.suggestedFeedThreshold() == 94, "from the image table's last rowid")
+        #expect(reopened.suggestedFeedThreshold() == 134, "from the image table's last rowid")
     }
 
     /// A bulk load sets the secondary indexes aside; one that dies before `finishBulkLoad` is
