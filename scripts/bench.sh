@@ -5,6 +5,7 @@ cd "$(dirname "$0")/.."
 BIN=${1:-.build/release/photowall}
 python3 scripts/bench_api.py "$BIN"
 python3 scripts/bench_feed.py "$BIN"
+python3 scripts/bench_mixed.py "$BIN"
 python3 scripts/bench_uploads.py "$BIN"
 python3 scripts/bench_s3.py "$BIN"
 python3 scripts/bench_flood.py "$BIN"

@@ -28,10 +28,11 @@ extension PostgresAdapter: FriendGraphStore {
         }
     }
 
-    public func friendCount(of userId: String) throws(ParseError) -> Int {
+    public func friendCount(of userId: String, upTo limit: Int) throws(ParseError) -> Int {
         try guarded {
             try pool.withConnection { conn in
-                Int(try conn.query("SELECT count(*) FROM \"_FRIENDS\" WHERE \"userId\" = $1::text", [userId]).first?[0] ?? "0") ?? 0
+                Int(try conn.query("SELECT count(*) FROM (SELECT 1 FROM \"_FRIENDS\" WHERE \"userId\" = $1::text LIMIT $2::bigint) f",
+                                   [userId, String(limit)]).first?[0] ?? "0") ?? 0
             }
         }
     }

@@ -58,6 +58,11 @@ extension PostgresAdapter {
         """
         CREATE INDEX IF NOT EXISTS "i_FILES_owner_sha256" ON "_FILES"(owner, sha256) WHERE owner IS NOT NULL;
         """,
+        // Each image's comment count, kept by a trigger on the comment class (`PostgresAdapter+Feed`,
+        // `ensureCommentCounter`, which also fills it from the comments a database already has).
+        """
+        CREATE TABLE IF NOT EXISTS "_FEED_COMMENTS" ("imageId" text PRIMARY KEY, count bigint NOT NULL);
+        """,
         // Live events too large for a NOTIFY payload (`PostgresChangeNotifier`), kept a short while.
         """
         CREATE TABLE IF NOT EXISTS "_LIVE_EVENTS" (id bigserial PRIMARY KEY, payload text NOT NULL, "createdAt" bigint NOT NULL);
@@ -96,6 +101,7 @@ extension PostgresAdapter {
                         try conn.execute(sql)
                         try conn.query("INSERT INTO \"_MIGRATIONS\"(version) VALUES ($1::integer)", [String(i + 1)])
                     }
+                    try self.ensureCommentCounter(conn)
                 }
                 try reloadSchemas(conn)
             }

@@ -50,6 +50,7 @@ extension PostgresAdapter: ObjectStore {
             """)
         if let p = feedProjection, className == p.imageClass { try conn.execute(Self.feedColumns(p)) }
         try conn.query("INSERT INTO \"_SCHEMA\"(\"className\", fields) VALUES ($1::text, '{}'::jsonb) ON CONFLICT DO NOTHING", [className])
+        if let p = feedProjection, className == p.commentClass { try ensureCommentCounter(conn) }
         if let row = try conn.query(select, [className]).first { return Self.decodeSchema(className, row[0]) }
         return ClassSchema(className: className, fields: [:])
     }

@@ -42,9 +42,12 @@ extension SQLiteAdapter: FriendGraphStore {
         }
     }
 
-    public func friendCount(of userId: String) throws(ParseError) -> Int {
+    public func friendCount(of userId: String, upTo limit: Int) throws(ParseError) -> Int {
         try guarded {
-            try db.read { conn in Int(try conn.query("SELECT count(*) FROM _FRIENDS WHERE userId = ?", [.text(userId)]).first?.first?.integer ?? 0) }
+            try db.read { conn in
+                Int(try conn.query("SELECT count(*) FROM (SELECT 1 FROM _FRIENDS WHERE userId = ? LIMIT ?)",
+                                   [.text(userId), .integer(Int64(clamping: limit))]).first?.first?.integer ?? 0)
+            }
         }
     }
 }

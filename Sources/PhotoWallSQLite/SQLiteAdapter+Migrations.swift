@@ -64,6 +64,15 @@ extension SQLiteAdapter {
         """
         CREATE INDEX IF NOT EXISTS i_FILES_owner_sha256 ON _FILES(owner, sha256) WHERE owner IS NOT NULL;
         """,
+        // Each image's comment count, kept by triggers on the comment class (`SQLiteAdapter+Feed`,
+        // `ensureCommentCounter`, which also fills it from the comments a database already has).
+        """
+        CREATE TABLE IF NOT EXISTS _FEED_COMMENTS (imageId TEXT PRIMARY KEY, count INTEGER NOT NULL) WITHOUT ROWID;
+        """,
+        // What a bulk load dropped until it finishes (`SQLiteAdapter+Bulk`).
+        """
+        CREATE TABLE IF NOT EXISTS _BULK_DEFERRED (name TEXT PRIMARY KEY, sql TEXT NOT NULL);
+        """,
     ]
 
     func migrate() throws(ParseError) {
@@ -81,6 +90,7 @@ extension SQLiteAdapter {
                         try conn.execute("PRAGMA user_version = \(i + 1)")
                     }
                 }
+                try conn.transaction { try self.restoreDeferred(conn) }
                 try self.reloadSchemas(conn)
             }
         }

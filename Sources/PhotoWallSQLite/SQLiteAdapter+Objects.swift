@@ -37,6 +37,7 @@ extension SQLiteAdapter: ObjectStore {
             CREATE INDEX IF NOT EXISTS "i_\(className)_updatedAt" ON \(t)(updatedAt);
             """)
         try saveSchema(conn, ClassSchema(className: className, fields: [:]))
+        try ensureCommentCounter(conn)
         return true
     }
 

@@ -22,6 +22,8 @@ public final class SQLiteAdapter: Sendable {
     /// The classes the feed store projects; nil: none (the feed is empty). Must be the same each
     /// time a database is opened, since the feed table is kept up to date on writes.
     public let feedProjection: FeedProjection?
+    /// The feed threshold and when it was computed (`suggestedFeedThreshold`).
+    let thresholdCache = Mutex<(ContinuousClock.Instant, Int)?>(nil)
 
     /// Opens or creates the database file at `path` and runs migrations.
     /// - Parameter feedProjection: what `FeedStore` serves (nil: nothing).

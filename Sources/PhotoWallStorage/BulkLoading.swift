@@ -8,7 +8,14 @@ public protocol BulkLoading: ObjectStore, FriendGraphStore {
     func bulkInsert(_ objects: [StoredObject]) throws(ParseError)
     /// Adds friendships (both directions) and marks every user in them as synced now.
     func bulkInsertFriendships(_ pairs: [(String, String)]) throws(ParseError)
-    /// After a bulk load: refreshes the planner's statistics (`ANALYZE`), so the first queries get
+    /// Before a bulk load (optional): lets the store set aside what makes row-by-row loading slow
+    /// (SQLite: secondary indexes and counter triggers); `finishBulkLoad` puts it back.
+    func beginBulkLoad() throws(ParseError)
+    /// After a bulk load: rebuilds what `beginBulkLoad` set aside; refreshes the planner's statistics (`ANALYZE`), so the first queries get
     /// the plans they will get later.
     func finishBulkLoad() throws(ParseError)
+}
+
+extension BulkLoading {
+    public func beginBulkLoad() throws(ParseError) {}
 }

@@ -15,10 +15,14 @@ public protocol FriendGraphStore: Sendable {
     func friendsSyncedAt(_ userId: String) throws(ParseError) -> ParseDate?
     /// Whether `friendId` is among `userId`'s friends (an index probe).
     func isFriend(_ friendId: String, of userId: String) throws(ParseError) -> Bool
-    /// How many friends `userId` has (an index count; no list is built).
-    func friendCount(of userId: String) throws(ParseError) -> Int
+    /// How many friends `userId` has, counted up to `limit` (an index count that stops there, so
+    /// choosing a feed strategy costs the same for 50 friends as for 5,000; no list is built).
+    /// - Returns: min(the friend count, `limit`).
+    func friendCount(of userId: String, upTo limit: Int) throws(ParseError) -> Int
 }
 
 extension FriendGraphStore {
-    public func friendCount(of userId: String) throws(ParseError) -> Int { try friends(of: userId).count }
+    public func friendCount(of userId: String, upTo limit: Int) throws(ParseError) -> Int { min(try friends(of: userId).count, limit) }
+    /// How many friends `userId` has.
+    public func friendCount(of userId: String) throws(ParseError) -> Int { try friendCount(of: userId, upTo: Int.max) }
 }

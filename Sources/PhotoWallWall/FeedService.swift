@@ -59,11 +59,14 @@ public final class FeedService: Sendable {
         if wall.visibility == .public {
             keys = try publicPage(before: cursor, limit: limit)
         } else {
-            // Choose the strategy from the friend count alone; a large friend list is joined in the
-            // database rather than built here.
-            let count = try (wall.friends?.friendCount(of: viewer) ?? 0) + 1
-            let strategy = strategy(forAuthors: count)
-            let authors: [String]? = strategy == .perAuthor ? try wall.audience(of: viewer) : (viewer.fields["fbId"] == nil ? [me] : nil)
+            // Choose the strategy from the friend count alone, counted only up to the threshold; a
+            // large friend list is joined in the database rather than built here.
+            let threshold = perAuthorThreshold
+            let count = try (wall.friends?.friendCount(of: viewer, upTo: threshold) ?? 0) + 1
+            let strategy: FeedStrategy = count <= threshold ? .perAuthor : .globalScan
+            // The viewer and their friends are joined from the friend graph in the database (both
+            // strategies); a viewer without a provider id has no friends there: only their own posts.
+            let authors: [String]? = viewer.fields["fbId"] == nil ? [me] : nil
             keys = try page(authors: authors, viewer: me, strategy: strategy, before: cursor, limit: limit)
         }
         return try render(keys: keys, limit: limit, auth: auth, objects: objects)
@@ -116,10 +119,14 @@ public final class FeedService: Sendable {
             guard let id = o.fields["user"]?["objectId"]?.stringValue else { return .null }
             return people[id] ?? ["objectId": .string(id), "name": .null, "fbId": o.fields[WallSchema.authorField] ?? .null]
         }
+        // `ServerConfig.fileURL` with its constant part made once per page; one clock read for the signatures.
+        let filesURL = objects.config.fileURL("")
+        let signing = wall.visibility == .friends ? fileAccess : nil
+        let now = ParseDate.now()
         func file(_ v: JSON?) -> JSON {
             guard let name = v?["name"]?.stringValue else { return .null }
-            var url = objects.config.fileURL(name)
-            if let fileAccess, wall.visibility == .friends { url += "?" + fileAccess.signature(for: name) }
+            var url = filesURL + ServerConfig.encodeURIComponent(name)
+            if let signing { url += "?" + signing.signature(for: name, now: now) }
             return ["name": .string(name), "url": .string(url)]
         }
         var out: [JSON] = []

@@ -44,11 +44,11 @@ public final class FriendService: Sendable {
         return try graph.friends(of: fbId)
     }
 
-    /// How many friends the user has, refreshed first when stale.
-    public func friendCount(of user: StoredObject) throws(ParseError) -> Int {
+    /// How many friends the user has, counted up to `limit` (min of the two), refreshed first when stale.
+    public func friendCount(of user: StoredObject, upTo limit: Int = .max) throws(ParseError) -> Int {
         guard let fbId = user.fields["fbId"]?.stringValue else { return 0 }
         try refreshIfStale(user)
-        return try graph.friendCount(of: fbId)
+        return try graph.friendCount(of: fbId, upTo: limit)
     }
 
     /// The wall ids whose posts `user` may see: their own and their friends'.

@@ -13,13 +13,14 @@ import PhotoWallStorage
 /// `validitySeconds`, rounded to the hour so URLs stay cacheable). Requests with a session or the
 /// master key are also checked directly. Other files stay public, as in Parse.
 public final class WallFileAccess: FileAccess {
-    let key: [UInt8]
+    /// HMAC-SHA256 under the key derived from the master key (its padded states hashed once).
+    let key: HMACSHA256Key
     let database: any ObjectStore
     let wall: WallRules
     public let validitySeconds: Int64
 
     public init(masterKey: String, database: any ObjectStore, wall: WallRules, validitySeconds: Int64 = 3600) {
-        key = Crypto.hmacSHA256(key: Array(masterKey.utf8), message: Array("photowall file URLs v1".utf8))
+        key = HMACSHA256Key(Crypto.hmacSHA256(key: Array(masterKey.utf8), message: Array("photowall file URLs v1".utf8)))
         self.database = database; self.wall = wall; self.validitySeconds = validitySeconds
     }
 
@@ -31,7 +32,7 @@ public final class WallFileAccess: FileAccess {
     }
 
     func mac(_ name: String, _ exp: Int64) -> String {
-        Array(Crypto.hmacSHA256(key: key, message: Array("\(name)\n\(exp)".utf8)).prefix(16)).hexString
+        Array(key.mac("\(name)\n\(exp)".utf8).prefix(16)).hexString
     }
 
     /// Adds signatures to the wall files of a wire-form `WallImage`, when the wall is friends-only.

@@ -11,19 +11,20 @@ import PhotoWallWall
 /// graph of a mock-Facebook fixture (`--fixture FILE`), so that logging in through the mock finds the
 /// seeded users. Photos come from `--photos DIR` (default `Samples/photos`); each is stored once with
 /// its thumbnails and shared by many wall images. `--viewers 50,500,5000` adds users with exactly
-/// that many friends and prints session tokens for them (for `make bench`).
+/// that many friends and prints session tokens for them (for `make bench`); `--hot-comments H` gives the newest
+/// image each viewer sees H more comments (a wall where some photos collect thousands).
 enum SeedDemoCommand {
     static let usage = """
         usage: photowall seed-demo [--data-dir DIR] [--database URL] [--users N] [--images M] [--friends-per-user K]
                                    [--comments-per-image C] [--fixture FILE] [--photos DIR] [--viewers N,N,…]
-                                   [--seed S] [--json]
+                                   [--hot-comments H] [--seed S] [--json]
 
         """
 
     static func run(_ args: [String]) -> Int32 {
         do {
             let o = try Options(args, known: ["data-dir", "database", "users", "images", "friends-per-user", "comments-per-image", "fixture",
-                                              "photos", "viewers", "seed"], flags: ["json", "help"])
+                                              "photos", "viewers", "hot-comments", "seed"], flags: ["json", "help"])
             if o.flag("help") { Terminal.write(usage, to: 1); return 0 }
             return try seed(o)
         } catch let e as UsageError {
@@ -79,6 +80,8 @@ enum SeedDemoCommand {
             }
         }
         var viewers: [(fbId: String, friends: Int)] = []
+        var viewerAudiences: [Set<String>] = []  // each viewer's wall id and its friends'
+
         if let list = o.value("viewers") {
             for (vi, part) in list.split(separator: ",").enumerated() {
                 guard let k = Int(part), k >= 0 else { throw UsageError(description: "--viewers takes numbers like 50,500,5000") }
@@ -89,6 +92,7 @@ enum SeedDemoCommand {
                 while chosen.count < min(k, pool) { chosen.insert(rng.below(pool)) }
                 for c in chosen { pairs.append((fbId, people[c].fbId)) }
                 viewers.append((fbId, chosen.count))
+                viewerAudiences.append(Set(chosen.map { people[$0].fbId } + [fbId]))
             }
         }
         guard !people.isEmpty else { throw UsageError(description: "nobody to seed: give --users N (N > 0), --fixture or --viewers") }
@@ -103,6 +107,7 @@ enum SeedDemoCommand {
                 "authData": ["facebook": ["id": .string(p.fbId)]],
             ], acl: ACL(entries: ["*": .init(read: true, write: false), id: .init(read: true, write: true)])))
         }
+        try db.beginBulkLoad()
         try db.bulkInsert(userObjects)
         try db.bulkInsertFriendships(pairs)
 
@@ -119,7 +124,8 @@ enum SeedDemoCommand {
         }
 
         // Images, oldest first over the last 30 days, and comments.
-        let imageCount = try int(o, "images", 5000), perImage = try int(o, "comments-per-image", 1)
+        let imageCount = try int(o, "images", 5000), perImage = try int(o, "comments-per-image", 1), hot = try int(o, "hot-comments", 0)
+        var newestSeen = [(id: String, at: ParseDate, ownerWallId: String)?](repeating: nil, count: viewers.count)
         let span: Int64 = 30 * 86_400_000
         var batch: [StoredObject] = []
         var comments: [StoredObject] = []
@@ -138,10 +144,28 @@ enum SeedDemoCommand {
                                                        authorId: userIds[who], authorWallId: people[who].fbId,
                                                        imageId: id, imageOwnerWallId: people[owner].fbId))
             }
+            if hot > 0 {
+                for (v, audience) in viewerAudiences.enumerated() where audience.contains(people[owner].fbId) {
+                    newestSeen[v] = (id, at, people[owner].fbId)
+                }
+            }
             if batch.count == 50_000 { try db.bulkInsert(batch); batch.removeAll(keepingCapacity: true) }
             if comments.count >= 50_000 { try db.bulkInsert(comments); comments.removeAll(keepingCapacity: true) }
         }
         try db.bulkInsert(batch)
+        let hotImages = Set(newestSeen.compactMap { $0?.id })
+        let commentCount = imageCount * perImage + hot * hotImages.count
+        for image in hotImages {
+            guard let seen = newestSeen.first(where: { $0?.id == image }) ?? nil else { continue }
+            for c in 0..<hot {
+                let who = rng.below(people.count)
+                comments.append(WallSchema.demoComment(objectId: ParseIdentifier.alphanumeric(10),
+                                                       createdAt: ParseDate(millisecondsSince1970: seen.at.millisecondsSince1970 + Int64(c + 1)),
+                                                       text: "Comment \(c + 1)", authorId: userIds[who], authorWallId: people[who].fbId,
+                                                       imageId: image, imageOwnerWallId: seen.ownerWallId))
+            }
+            if comments.count >= 50_000 { try db.bulkInsert(comments); comments.removeAll(keepingCapacity: true) }
+        }
         try db.bulkInsert(comments)
         try db.finishBulkLoad()
 
@@ -156,11 +180,11 @@ enum SeedDemoCommand {
         let seconds = Date().timeIntervalSince(started)
         if o.flag("json") {
             Terminal.write(JSON.object(["users": .number(Double(people.count)), "friendships": .number(Double(pairs.count)),
-                                        "images": .number(Double(imageCount)), "comments": .number(Double(imageCount * perImage)),
+                                        "images": .number(Double(imageCount)), "comments": .number(Double(commentCount)),
                                         "seconds": .number((seconds * 10).rounded() / 10), "viewers": .array(viewerJSON)]).text + "\n", to: 1)
         } else {
             Terminal.write("seeded \(dataDir): \(people.count) users, \(pairs.count) friendships, \(imageCount) images, "
-                           + "\(imageCount * perImage) comments in \(String(format: "%.1f", seconds)) s\n", to: 1)
+                           + "\(commentCount) comments in \(String(format: "%.1f", seconds)) s\n", to: 1)
             for v in viewerJSON { Terminal.write("  viewer \(v["fbId"]!.stringValue!) (\(v["friends"]!.intValue!) friends): \(v["sessionToken"]!.stringValue!)\n", to: 1) }
         }
         return 0

@@ -81,4 +81,51 @@ import PhotoWallCore
         #expect(try await s.request("POST", "/functions/feed", json: ["cursor": "???"], key: .session(sessions[viewer]!)).json["code"] == 107)
         #expect(try await s.request("POST", "/functions/feed", json: [:], key: .app).json["code"] == 209)
     }
+
+    /// The feed's comment count follows every way a comment goes away: its author's delete, the
+    /// image owner's delete of a friend's comment, a delete inside `/batch`, and the cascade when
+    /// the image itself is deleted (the counter is kept with the comment writes, not recounted).
+    @Test func commentCountFollowsDeletesAndCascades() async throws {
+        let fixture = MockFacebookProcess.fixture
+        let appUsers = Set(MockFacebookProcess.appUsers())
+        let viewer = try #require(MockFacebookProcess.appUsers(minFriends: 2).dropFirst(9).first)
+        let friends = Set((fixture[viewer]?["friends"]?.arrayValue ?? []).compactMap { $0.stringValue }).intersection(appUsers).sorted()
+        let friend = try #require(friends.first)
+        let me = try await fb.logIn(viewer, on: s).session, them = try await fb.logIn(friend, on: s).session
+        func post(_ path: String, _ body: JSON, _ session: String) async throws -> String {
+            let r = try await s.request("POST", path, json: body, key: .session(session))
+            #expect(r.status == 201, "\(r.text)")
+            return try #require(r.json["objectId"]?.stringValue)
+        }
+        let a = try await post("/classes/WallImage", ["caption": "counted A"], me)
+        let b = try await post("/classes/WallImage", ["caption": "counted B"], me)
+        var theirs: [String] = []
+        for i in 0..<3 { theirs.append(try await post("/classes/WallImageComment", ["comment": .string("f\(i)"), "imageObjectId": .string(a)], them)) }
+        let mine = try await post("/classes/WallImageComment", ["comment": "m", "imageObjectId": .string(a)], me)
+        for i in 0..<2 { _ = try await post("/classes/WallImageComment", ["comment": .string("b\(i)"), "imageObjectId": .string(b)], them) }
+        func counts() async throws -> [String: JSON] {
+            let r = try await s.request("POST", "/functions/feed", json: ["limit": 100], key: .session(me))
+            var out: [String: JSON] = [:]
+            for img in r.json["result"]?["images"]?.arrayValue ?? [] where [a, b].contains(img["objectId"]?.stringValue ?? "") {
+                out[img["objectId"]!.stringValue!] = img["commentCount"]
+            }
+            return out
+        }
+        #expect(try await counts() == [a: 4, b: 2])
+        #expect(try await s.request("DELETE", "/classes/WallImageComment/\(theirs[0])", key: .session(them)).status == 200)
+        #expect(try await counts() == [a: 3, b: 2], "the author deleted their comment")
+        #expect(try await s.request("DELETE", "/classes/WallImageComment/\(theirs[1])", key: .session(me)).status == 200)
+        #expect(try await counts() == [a: 2, b: 2], "the image's owner deleted a friend's comment")
+        let batch = try await s.request("POST", "/batch", json: ["requests": [["method": "DELETE", "path": .string("/parse/classes/WallImageComment/\(mine)")]]],
+                                        key: .session(me))
+        #expect(batch.json.arrayValue?.first?["success"] != nil, "\(batch.text)")
+        #expect(try await counts() == [a: 1, b: 2], "a delete inside /batch")
+        #expect(try await s.request("DELETE", "/classes/WallImage/\(b)", key: .session(me)).status == 200)
+        #expect(try await counts() == [a: 1], "the deleted image is gone with its comments")
+        let left = try await s.request("GET", "/classes/WallImageComment?count=1&limit=0&where="
+                                           + #"{"imageObjectId":"\#(b)"}"#.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!, key: .master(nil))
+        #expect(left.json["count"] == 0, "the cascade deleted image B's comments")
+        _ = try await post("/classes/WallImageComment", ["comment": "again", "imageObjectId": .string(a)], them)
+        #expect(try await counts() == [a: 2])
+    }
 }

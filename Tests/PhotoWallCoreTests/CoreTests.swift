@@ -117,6 +117,22 @@ import PhotoWallCrypto
         #expect(Crypto.randomBytes(32).count == 32)
     }
 
+    @Test func keyedHMACMatchesTheOneShotAndRFC4231() {
+        // RFC 4231 test cases 2 (short key) and 6 (131-byte key, hashed first).
+        #expect(HMACSHA256Key(Array("Jefe".utf8)).mac(Array("what do ya want for nothing?".utf8)).hexString
+                == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+        #expect(HMACSHA256Key([UInt8](repeating: 0xaa, count: 131)).mac(Array("Test Using Larger Than Block-Size Key - Hash Key First".utf8)).hexString
+                == "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54")
+        // Any key length around the block size and any message, repeatedly under one key.
+        for n in [0, 1, 32, 63, 64, 65, 200] {
+            let key = (0..<n).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }
+            let k = HMACSHA256Key(key)
+            for m in ["", "a", String(repeating: "x", count: 64), String(repeating: "y", count: 1000)] {
+                #expect(k.mac(Array(m.utf8)) == Crypto.hmacSHA256(key: key, message: Array(m.utf8)), "key \(n), message \(m.count)")
+            }
+        }
+    }
+
     @Test func resumableSHA256ContinuesFromASavedState() {
         // 1,000,000 × "a" (FIPS 180-2 appendix B.3), hashed in odd pieces with a save/restore
         // between each, must equal the one-shot digest.

@@ -29,7 +29,7 @@ struct PostgresAdapterTests {
         let again = try PostgresAdapter(url: url, maxConnections: 1)
         #expect(try again.schema(of: "_User") == nil)
         let conn = try PostgresConnection(conninfo: url)
-        #expect(try conn.query("SELECT max(version) FROM \"_MIGRATIONS\"").first?[0] == "10")
+        #expect(try conn.query("SELECT max(version) FROM \"_MIGRATIONS\"").first?[0] == "11")
     }
 
     @Test func explainUsesTheExpressionIndexForTheWallQuery() throws {

@@ -40,6 +40,36 @@ import PhotoWallTesting
         #expect(plan.contains("i_WallImage_userFBId"), "\(plan)")
     }
 
+    @Test func feedThresholdGrowsWithTheSquareRootOfTheImages() throws {
+        #expect(SQLiteAdapter.feedThreshold(images: 0) == 50)
+        #expect(SQLiteAdapter.feedThreshold(images: 1_000_000) == 547)
+        #expect(SQLiteAdapter.feedThreshold(images: 4_000_000) == 1095)
+        #expect(db.suggestedFeedThreshold() == 50, "no image table yet")
+        try db.bulkInsert((0..<60_000).map { object("WallImage", ["userFBId": .string("u\($0 % 100)")]) })
+        #expect(db.suggestedFeedThreshold() == 50, "read at most once a minute")
+        let reopened = try SQLiteAdapter(path: dir + "/db.sqlite", feedProjection: Self.projection)
+        #expect(reopened.suggestedFeedThreshold() == 134, "from the image table's last rowid")
+    }
+
+    /// A bulk load sets the secondary indexes aside; one that dies before `finishBulkLoad` is
+    /// finished when the database is next opened (indexes and comment counts back).
+    @Test func anInterruptedBulkLoadIsFinishedAtTheNextOpen() throws {
+        try db.ensureClass("WallImageComment", fields: ["imageObjectId": .string], indexedFields: ["imageObjectId"], uniqueFields: [])
+        func names() throws -> [String] {
+            try SQLiteDatabase(path: dir + "/db.sqlite").read { conn in
+                try conn.query("SELECT name FROM sqlite_master WHERE type IN ('index', 'trigger') AND tbl_name = 'c_WallImageComment' ORDER BY 1").compactMap { $0[0].text }
+            }
+        }
+        let before = try names()
+        #expect(before.contains("i_WallImageComment_imageObjectId") && before.contains("t_WallImageComment_feedCount_insert"))
+        try db.beginBulkLoad()
+        try db.bulkInsert((0..<5).map { object("WallImageComment", ["imageObjectId": "img1"], id: "c\($0)") })
+        #expect(try names() == ["sqlite_autoindex_c_WallImageComment_1"], "only the primary key stays during the load")
+        let reopened = try SQLiteAdapter(path: dir + "/db.sqlite", feedProjection: Self.projection)
+        #expect(try names() == before)
+        #expect(try reopened.comments(ofImages: ["img1"], perImage: 3)["img1"]?.count == 5)
+    }
+
     @Test func uploadColumnsAreAddedToAnOlderDatabase() throws {
         // A database from before the lease columns (migration 5 and later undone) gains them and the
         // later columns (the file record's original name, declared type, owner and claim), keeping its rows.

@@ -91,6 +91,62 @@ import PhotoWallStorage
         #expect(c["img2"]?.count == 0)
     }
 
+    /// The comment count the feed shows is the number of stored comments on the image after every
+    /// kind of write: single creates, a bulk load, a comment moved to another image, a delete, a
+    /// cascade's `deleteAll`, and with the bulk load's deferred indexes and counters rebuilt.
+    @Test(arguments: Backend.allCases)
+    func commentCountsFollowEveryWrite(_ backend: Backend) throws {
+        let db = try backend.open().db
+        func counts() throws -> [String: Int] {
+            try db.comments(ofImages: ["img1", "img2", "img3"], perImage: 3).mapValues(\.count)
+        }
+        func comment(_ id: String, on image: String, at ms: Int64) -> StoredObject {
+            let at = ParseDate(millisecondsSince1970: 1_700_000_000_000 + ms)
+            return StoredObject(className: "WallImageComment", objectId: id, createdAt: at, updatedAt: at,
+                                fields: ["imageObjectId": .string(image), "comment": .string(id)], acl: nil)
+        }
+        for i in 0..<4 { try db.insert(comment("a\(i)", on: "img1", at: Int64(i))) }
+        try db.bulkInsert((0..<6).map { comment("b\($0)", on: $0 < 5 ? "img2" : "img1", at: 100 + Int64($0)) })
+        #expect(try counts() == ["img1": 5, "img2": 5, "img3": 0])
+        // A comment whose image field changes (master-key update) moves between the counts.
+        _ = try db.update(className: "WallImageComment", objectId: "b0", writers: nil) { (o: inout StoredObject) throws(ParseError) in
+            o.fields["imageObjectId"] = "img3"
+        }
+        // An update that leaves the image alone changes nothing.
+        _ = try db.update(className: "WallImageComment", objectId: "a0", writers: nil) { (o: inout StoredObject) throws(ParseError) in
+            o.fields["comment"] = "edited"
+        }
+        #expect(try counts() == ["img1": 5, "img2": 4, "img3": 1])
+        try db.delete(className: "WallImageComment", objectId: "a1", writers: nil)
+        #expect(try counts() == ["img1": 4, "img2": 4, "img3": 1])
+        // The cascade of an image's delete: every comment on it at once.
+        #expect(try db.deleteAll(className: "WallImageComment", predicate: .compare("imageObjectId", .eq, .string("img2"))) == 4)
+        #expect(try counts() == ["img1": 4, "img2": 0, "img3": 1])
+        #expect(try db.comments(ofImages: ["img1"], perImage: 3)["img1"]?.latest.map(\.objectId) == ["b5", "a3", "a2"])
+        // A bulk load that sets the indexes and counters aside and builds them again.
+        try db.beginBulkLoad()
+        try db.bulkInsert((0..<3).map { comment("d\($0)", on: "img2", at: 200 + Int64($0)) })
+        try db.finishBulkLoad()
+        try db.insert(comment("e0", on: "img2", at: 300))
+        try db.delete(className: "WallImageComment", objectId: "a2", writers: nil)
+        #expect(try counts() == ["img1": 3, "img2": 4, "img3": 1])
+        #expect(try db.comments(ofImages: ["img2"], perImage: 3)["img2"]?.latest.map(\.objectId) == ["e0", "d2", "d1"])
+    }
+
+    /// Comments stored without a feed projection (a database from before the counter) are counted
+    /// once the database is opened with one, and writes from then on keep the count.
+    @Test(arguments: Backend.allCases)
+    func commentCountsFilledForExistingComments(_ backend: Backend) throws {
+        let (plain, reopen) = try backend.open(feed: nil, reopenFeed: .some(Backend.projection))
+        for i in 0..<3 { try plain.insert(object("WallImageComment", ["imageObjectId": "img1", "comment": .string("c\(i)")], id: "c\(i)")) }
+        try plain.insert(object("WallImageComment", ["imageObjectId": "img2"], id: "c9"))
+        let db = try reopen()
+        #expect(try db.comments(ofImages: ["img1", "img2"], perImage: 3).mapValues(\.count) == ["img1": 3, "img2": 1])
+        try db.delete(className: "WallImageComment", objectId: "c9", writers: nil)
+        try db.insert(object("WallImageComment", ["imageObjectId": "img1"], id: "c10"))
+        #expect(try db.comments(ofImages: ["img1", "img2"], perImage: 3).mapValues(\.count) == ["img1": 4, "img2": 0])
+    }
+
     @Test(arguments: Backend.allCases)
     func projectionFollowsWritesAndDeletes(_ backend: Backend) throws {
         let db = try backend.open().db

@@ -22,13 +22,16 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     /// A fresh empty database: a file in a new temporary folder, or a new database on the test
     /// PostgreSQL server. `reopen` opens another adapter on the same database (a second process).
     /// Without PostgreSQL the `.postgres` case records `TestPostgres.skipNote` as a warning and is cancelled.
-    func open(feed: FeedProjection? = Backend.projection) throws -> (db: any Adapter, reopen: @Sendable () throws -> any Adapter) {
+    /// `reopenFeed` is the projection `reopen` opens with (default: `feed`).
+    func open(feed: FeedProjection? = Backend.projection,
+              reopenFeed: FeedProjection?? = nil) throws -> (db: any Adapter, reopen: @Sendable () throws -> any Adapter) {
+        let later = reopenFeed ?? feed
         switch self {
         case .sqlite:
             let dir = NSTemporaryDirectory() + "pw-contract-\(UUID().uuidString)"
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             let path = dir + "/db.sqlite"
-            return (try SQLiteAdapter(path: path, feedProjection: feed), { try SQLiteAdapter(path: path, feedProjection: feed) })
+            return (try SQLiteAdapter(path: path, feedProjection: feed), { try SQLiteAdapter(path: path, feedProjection: later) })
         case .postgres:
             guard TestPostgres.adminURL != nil else {
                 // A warning prints in every run's output; the cancel ends the case without passing it.
@@ -37,7 +40,7 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
             }
             let url = try TestPostgres.freshDatabase()
             return (try PostgresAdapter(url: url, maxConnections: 8, feedProjection: feed),
-                    { try PostgresAdapter(url: url, maxConnections: 1, feedProjection: feed) })
+                    { try PostgresAdapter(url: url, maxConnections: 1, feedProjection: later) })
         }
     }
 }

@@ -3,6 +3,9 @@ import PhotoWallServices
 import PhotoWallStorage
 import PhotoWallWall
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The `feed` cloud function as the wall installs it in `ObjectService` (the function REST calls),
 /// in process against a real SQLite file: page order, the keyset cursor, comment counts and the
@@ -24,7 +27,12 @@ import Testing
         _ = try f.image("stranger", by: f.stranger)
         let commented = mine[1]
         var comments: [String] = []
-        for (i, who) in [f.friend, f.owner, f.friend, f.owner].enumerated() { comments.append(try f.comment("c\(i)", on: commented, by: who)) }
+        for (i, who) in [f.friend, f.owner, f.friend, f.owner].enumerated() {
+            comments.append(try f.comment("c\(i)", on: commented, by: who))
+            // Distinct creation milliseconds: comments made in the same one are ordered by their
+            // random objectIds (the feed's tie-break), which made this expectation flaky.
+            usleep(2_000)
+        }
         let expected = try newestFirst(mine + theirs, f)
 
         let feed = try #require(f.objects.functions["feed"])
