@@ -290,8 +290,17 @@ import Testing
         #expect(done.status == 204)
         #expect(done.header("Upload-Offset") == "1000")
         let pipelined = try await second.value
-        #expect(pipelined.status == 204)
-        #expect(pipelined.header("Upload-Offset") == "2000")
+        if TestDatabase.s3URL != nil {
+            // S3 parts are not pipelined (README, tus uploads): the early PATCH is refused with the offset
+            // it found, and the client sends that chunk again.
+            #expect(pipelined.status == 409)
+            let again = try t.patch(path, offset: 1000, body: Array(bytes[1000..<2000]))
+            #expect(again.status == 204)
+            #expect(again.header("Upload-Offset") == "2000")
+        } else {
+            #expect(pipelined.status == 204)
+            #expect(pipelined.header("Upload-Offset") == "2000")
+        }
         let last = try t.patch(path, offset: 2000, body: Array(bytes[2000...]))
         #expect(last.status == 204)
         let url = try #require(last.header("X-Parse-File-URL"))
