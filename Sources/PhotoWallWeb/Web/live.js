@@ -24,6 +24,7 @@ export class LiveWall {
     this.wall = wall;
     this.onAuthError = onAuthError;
     this.pending = new Map(); // objectId → feed entry, not shown yet
+    this.duringCatchUp = null; // while a catch-up reads the feed: {added: Map objectId → comment, removed: Set}
     this.backoff = BACKOFF_FIRST_MS;
     this.everFollowed = false;
     this.ended = false;
@@ -122,6 +123,7 @@ export class LiveWall {
     }));
     const count = Number(node.dataset.commentCount || 0) + 1;
     node.dataset.commentCount = String(count);
+    this.duringCatchUp?.added.set(c.objectId, c);
     this.wall.layout?.layoutAll();
   }
 
@@ -138,6 +140,7 @@ export class LiveWall {
   }
 
   removeComment(objectId) {
+    this.duringCatchUp?.removed.add(objectId);
     document.querySelector(`#feed .comment-list li[data-object-id="${CSS.escape(objectId)}"]`)?.remove();
   }
 
@@ -153,6 +156,7 @@ export class LiveWall {
     let cursor = null;
     let readTo = Infinity; // createdAt of the oldest photo read
     let end = false;
+    this.duringCatchUp = { added: new Map(), removed: new Set() };
     try {
       for (let page = 0; page < CATCH_UP_PAGES; page++) {
         const body = { limit: CATCH_UP_PAGE_SIZE };
@@ -174,6 +178,8 @@ export class LiveWall {
       this.onAuthError(e);
       this.showButton();
       return;
+    } finally {
+      this.duringCatchUp = null;
     }
     // Deleted (or no longer shared) during the gap: within the range read, the feed has no longer got it.
     for (const id of [...shown, ...waiting]) {
@@ -193,6 +199,21 @@ export class LiveWall {
     if (image.commentCount === Number(node.dataset.commentCount || 0) && (!latest || shownIds.has(latest))) return;
     this.wall.images.set(image.objectId, image);
     this.wall.showComments(node, image, image.comments ?? [], image.commentCount ?? 0);
+    // Live events that came while the feed was read may be newer than its answer: they stay as they were.
+    const inFeed = new Set((image.comments ?? []).map((c) => c.objectId));
+    const feedNewest = Math.max(0, ...(image.comments ?? []).map((c) => Date.parse(c.createdAt)));
+    const list = node.querySelector('.comment-list');
+    for (const c of this.duringCatchUp?.added.values() ?? []) {
+      if (c.imageObjectId !== image.objectId || inFeed.has(c.objectId) || Date.parse(c.createdAt) <= feedNewest) continue;
+      list.append(this.wall.comment(c));
+      node.dataset.commentCount = String(Number(node.dataset.commentCount) + 1);
+    }
+    for (const id of this.duringCatchUp?.removed ?? []) {
+      const li = list.querySelector(`li[data-object-id="${CSS.escape(id)}"]`);
+      if (!li) continue;
+      li.remove();
+      node.dataset.commentCount = String(Number(node.dataset.commentCount) - 1);
+    }
     this.wall.layout?.layoutAll();
   }
 }
