@@ -1,6 +1,8 @@
 """The live wall in two Chromium sessions on their own server: a friend's new photo waits behind "1 new photo"
 (the wall doesn't move), appears on top when asked; a comment appears under its photo; a deleted photo goes;
-after the server restarts the page reconnects and nothing is missed or doubled; a logout elsewhere ends it (209)."""
+after the server restarts the page reconnects and catches up on what happened while it was away (a new photo
+behind the button, a comment under its photo, a deleted photo gone), each exactly once; a logout elsewhere ends
+it (209)."""
 import os
 import shutil
 import tempfile
@@ -55,29 +57,49 @@ def test_friends_photo_comment_delete_reconnect_and_logout_arrive_live(stack, br
             (By.CSS_SELECTOR, f"#photo-{first} .comment-list li[data-object-id='{comment['objectId']}']")))
         assert "seen live?" in li.text
 
-        # The server restarts: the page reconnects by itself and catches up.
+        doomed = post_photo(own, a["sessionToken"], "deleted in the gap")
+        wait(viewer).until(lambda _: button.is_displayed() and button.text == "1 new photo")
+        button.click()
+        wait(viewer).until(lambda _: photo_ids(viewer)[:2] == [doomed, first])
+
+        # The server restarts, and the viewer's page stays away (frozen: no timer runs, so no reconnect)
+        # while the poster adds a photo, comments on a shown photo and deletes another: none of that can
+        # reach the viewer live. Back, the page reconnects by itself and catches up through the feed.
         stop(srv)
         srv = None
         wait(viewer).until(lambda d: d.execute_script("return document.body.dataset.live") == "off")
+        viewer.execute_cdp_cmd("Page.setWebLifecycleState", {"state": "frozen"})
         srv, _ = start_server(data, stack["fb_port"], port)
         second = post_photo(own, a["sessionToken"], "posted across the gap")
+        status, missed, _ = rest(own, "POST", "/classes/WallImageComment", {"comment": "said in the gap", "imageObjectId": first},
+                                 session=a["sessionToken"], master=False)
+        assert status == 201, missed
+        assert rest(own, "DELETE", f"/classes/WallImage/{doomed}", session=a["sessionToken"], master=False)[0] == 200
+        viewer.execute_cdp_cmd("Page.setWebLifecycleState", {"state": "active"})
         wait(viewer, 60).until(lambda d: d.execute_script("return document.body.dataset.live") == "on")
         wait(viewer, 60).until(lambda _: button.is_displayed() and button.text == "1 new photo")
+        wait(viewer).until(lambda _: doomed not in photo_ids(viewer))
+        comment_ids = lambda: [li.get_attribute("data-object-id") for li in viewer.find_elements(By.CSS_SELECTOR, f"#photo-{first} .comment-list li")]
+        wait(viewer).until(lambda _: missed["objectId"] in comment_ids())
+        assert comment_ids() == [comment["objectId"], missed["objectId"]]  # each once, oldest first
+        assert viewer.find_element(By.CSS_SELECTOR, f"#photo-{first} .comment-list li[data-object-id='{missed['objectId']}'] .comment-text").text == "said in the gap"
+        shot(viewer, "live-3-caught-up")
         button.click()
         wait(viewer).until(lambda _: photo_ids(viewer)[:2] == [second, first])
         assert len(photo_ids(viewer)) == len(set(photo_ids(viewer)))  # nothing doubled
+        assert photo_ids(viewer).count(second) == 1 and doomed not in photo_ids(viewer)
 
         assert rest(own, "DELETE", f"/classes/WallImage/{first}", session=a["sessionToken"], master=False)[0] == 200
         wait(viewer).until(lambda _: first not in photo_ids(viewer))
         assert photo_ids(viewer)[:1] == [second]
         assert viewer.find_element(By.ID, "wall-status").text == f"{len(photo_ids(viewer))} photos shown."
-        shot(viewer, "live-3-deleted")
+        shot(viewer, "live-4-deleted")
 
         # Logged out elsewhere: the live wall hears it at once (209) and stops, without reconnecting; the
         # page's next call then asks for a login (and keeps a comment being typed, as before).
         assert rest(own, "POST", "/logout", {}, session=b["sessionToken"], master=False)[0] == 200
         wait(viewer).until(lambda d: d.execute_script("return document.body.dataset.live") == "ended")
-        shot(viewer, "live-4-logged-out")
+        shot(viewer, "live-5-logged-out")
     finally:
         if srv:
             stop(srv)

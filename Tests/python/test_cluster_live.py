@@ -16,7 +16,8 @@ import time
 import pytest
 
 from conftest import APP_ID, MASTER_KEY, REST_KEY
-from test_livequery import FB_APP_ID, FB_SECRET, Client, fb_login, fixture_users, marker, owner_friend_stranger, photo, rest, start
+from test_livequery import (FB_APP_ID, FB_SECRET, Client, authorization_matrix, fb_login, fixture_users, marker,
+                            owner_friend_stranger, photo, rest, start)
 
 DATABASE = os.environ.get("PHOTOWALL_TEST_DATABASE")
 CROSS_DEADLINE = 5.0
@@ -137,3 +138,10 @@ def test_client_reconnects_after_b_restarts(cluster):
     created = first(watcher)
     assert (created["op"], created["object"]["objectId"], created["object"]["user"]["objectId"]) == ("create", image, owner_id)
     watcher.close()
+
+
+def test_authorization_matrix_across_instances(cluster):
+    """The single-instance event matrix with every write on A and every viewer on B: images and comments (by
+    their author and by the image's owner), ACL changes (`leave`/`enter`), logout, unfriending, master.
+    Last in this file: it ends the owner's and the friend's friendship at the provider."""
+    authorization_matrix(cluster["a"], cluster["b"])

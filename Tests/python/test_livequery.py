@@ -434,15 +434,23 @@ def owner_friend_stranger(users):
 
 
 def test_authorization_matrix(live):
+    authorization_matrix(live, live)
+
+
+def authorization_matrix(live, watch):
+    """Owner, friend, stranger, anonymous and master, subscribed on `watch`, × every write made on `live`
+    (create/update/delete of images and comments, ACL changes, logout, unfriending): who gets which event.
+    One instance (`watch` is `live`) or two on one PostgreSQL (test_cluster_live.py). Leaves the owner and the
+    friend unfriended at the provider."""
     users = fixture_users()
     owner, friend, stranger = owner_friend_stranger(users)
     owner_id, owner_s = fb_login(live, owner)
     friend_id, friend_s = fb_login(live, friend)
     _, stranger_s = fb_login(live, stranger)
 
-    viewers = {"owner": Client(live, sessionToken=owner_s), "friend": Client(live),
-               "stranger": Client(live, sessionToken=stranger_s), "anonymous": Client(live),
-               "master": Client(live, masterKey=MASTER_KEY)}
+    viewers = {"owner": Client(watch, sessionToken=owner_s), "friend": Client(watch),
+               "stranger": Client(watch, sessionToken=stranger_s), "anonymous": Client(watch),
+               "master": Client(watch, masterKey=MASTER_KEY)}
     for name, c in viewers.items():
         assert c.connected["op"] == "connected", (name, c.connected)
         extra = {"sessionToken": friend_s} if name == "friend" else {}
@@ -480,14 +488,19 @@ def test_authorization_matrix(live):
     assert ops(got) == {**{n: [("update", 1)] for n in sees}, **nobody_else}
     assert got["friend"][0]["object"]["caption"] == "edited" and got["friend"][0]["original"]["caption"] == "hi"
 
-    # comment by the friend; deleted by the image's owner
-    holder = {}
-    got = round_(lambda: holder.update(c=rest(live, "POST", "/classes/WallImageComment",
-                                             {"comment": "nice", "imageObjectId": image}, session=friend_s)[1]["objectId"]))
-    assert ops(got) == {**{n: [("create", 2)] for n in sees}, **nobody_else}
-    assert got["owner"][0]["object"]["user"]["objectId"] == friend_id
-    got = round_(lambda: rest(live, "DELETE", f"/classes/WallImageComment/{holder['c']}", session=owner_s))
-    assert ops(got) == {**{n: [("delete", 2)] for n in sees}, **nobody_else}
+    # comments: by the friend or the owner, deleted by their author or by the image's owner
+    for (author_id, author_s), deleter_s, text in [((friend_id, friend_s), owner_s, "nice"),
+                                                   ((owner_id, owner_s), owner_s, "mine"),
+                                                   ((friend_id, friend_s), friend_s, "oops")]:
+        made = {}
+        got = round_(lambda: made.update(rest(live, "POST", "/classes/WallImageComment",
+                                              {"comment": text, "imageObjectId": image}, session=author_s)[1]))
+        assert ops(got) == {**{n: [("create", 2)] for n in sees}, **nobody_else}
+        seen = [got[n][0]["object"] for n in sees]
+        assert [(o["objectId"], o["comment"], o["user"]["objectId"]) for o in seen] == [(made["objectId"], text, author_id)] * 3
+        got = round_(lambda: rest(live, "DELETE", f"/classes/WallImageComment/{made['objectId']}", session=deleter_s))
+        assert ops(got) == {**{n: [("delete", 2)] for n in sees}, **nobody_else}
+        assert [got[n][0]["object"]["objectId"] for n in sees] == [made["objectId"]] * 3
 
     # ACL change: owner-only → the friend gets `leave` with nothing it can't read; back → `enter`.
     private = {owner_id: {"read": True, "write": True}}

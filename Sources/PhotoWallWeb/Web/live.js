@@ -4,13 +4,16 @@
 // - New photos wait behind an "N new photos" button at the top: the page never moves under the reader.
 // - New comments appear under their photo; a deleted photo (or one no longer shared) goes.
 // - The socket reconnects with backoff (1 s doubling to 30 s) and, after a gap, catches up through the
-//   feed's newest pages until a photo already shown: nothing missed, nothing doubled (ids are checked).
+//   feed's pages down to the oldest photo shown: new photos go behind the button, shown photos get the
+//   comments the feed has now, photos deleted meanwhile go (nothing missed, nothing doubled: ids are checked).
 // Own photos and comments are left to the uploader and the comment form, which add them themselves.
 
 const BACKOFF_FIRST_MS = 1000;
 const BACKOFF_MAX_MS = 30000;
-/** Feed pages read at most to catch up after a gap (then "Load more" finds the rest). */
+/** Feed pages (of the feed's largest size) read at most to catch up after a gap: down to the oldest photo
+ *  shown, 500 photos at most (changes further down are seen at the next reload). */
 const CATCH_UP_PAGES = 5;
+const CATCH_UP_PAGE_SIZE = 100;
 const $ = (id) => document.getElementById(id);
 
 export class LiveWall {
@@ -21,6 +24,7 @@ export class LiveWall {
     this.wall = wall;
     this.onAuthError = onAuthError;
     this.pending = new Map(); // objectId → feed entry, not shown yet
+    this.duringCatchUp = null; // while a catch-up reads the feed: {added: Map objectId → comment, removed: Set}
     this.backoff = BACKOFF_FIRST_MS;
     this.everFollowed = false;
     this.ended = false;
@@ -119,6 +123,7 @@ export class LiveWall {
     }));
     const count = Number(node.dataset.commentCount || 0) + 1;
     node.dataset.commentCount = String(count);
+    this.duringCatchUp?.added.set(c.objectId, c);
     this.wall.layout?.layoutAll();
   }
 
@@ -135,29 +140,80 @@ export class LiveWall {
   }
 
   removeComment(objectId) {
+    this.duringCatchUp?.removed.add(objectId);
     document.querySelector(`#feed .comment-list li[data-object-id="${CSS.escape(objectId)}"]`)?.remove();
   }
 
-  /** After a gap: the feed's newest pages until a photo already shown (or waiting). */
+  /** After a gap: the feed's newest pages down to the oldest photo shown, so what the gap changed converges:
+   *  photos new to the page wait behind the button, shown photos get their comments as the feed has them
+   *  now, and shown (or waiting) photos the feed no longer has in the range read are removed. */
   async catchUp() {
+    const shown = new Set(this.wall.ids); // a photo the page adds meanwhile is not judged by this read
+    const waiting = new Set(this.pending.keys());
+    const time = (entry) => Date.parse(entry.createdAt);
+    const oldest = Math.min(...[...shown].map((id) => time(this.wall.images.get(id))));
+    const seen = new Set();
     let cursor = null;
+    let readTo = Infinity; // createdAt of the oldest photo read
+    let end = false;
+    this.duringCatchUp = { added: new Map(), removed: new Set() };
     try {
       for (let page = 0; page < CATCH_UP_PAGES; page++) {
-        const body = { limit: 20 };
+        const body = { limit: CATCH_UP_PAGE_SIZE };
         if (cursor) body.cursor = cursor;
         const { result } = await this.api.call('POST', '/functions/feed', body);
-        let reachedKnown = false;
         for (const image of result.images) {
-          if (this.wall.ids.has(image.objectId) || this.pending.has(image.objectId)) { reachedKnown = true; continue; }
+          seen.add(image.objectId);
+          readTo = Math.min(readTo, time(image));
+          if (shown.has(image.objectId)) { this.refreshComments(image); continue; }
+          if (this.wall.ids.has(image.objectId) || this.pending.has(image.objectId)) continue;
           if (image.user?.objectId === this.session.objectId) continue;
           this.pending.set(image.objectId, image);
         }
         cursor = result.nextCursor;
-        if (reachedKnown || !cursor) break;
+        if (!cursor) { end = true; break; }
+        if (readTo <= oldest) break;
       }
     } catch (e) {
       this.onAuthError(e);
+      this.showButton();
+      return;
+    } finally {
+      this.duringCatchUp = null;
+    }
+    // Deleted (or no longer shared) during the gap: within the range read, the feed has no longer got it.
+    for (const id of [...shown, ...waiting]) {
+      const entry = this.wall.images.get(id) ?? this.pending.get(id);
+      if (!seen.has(id) && entry && (end || time(entry) > readTo)) this.removePhoto(id);
     }
     this.showButton();
+  }
+
+  /** A shown photo's comments as the feed has them now, when they changed (added or deleted). */
+  refreshComments(image) {
+    const node = document.getElementById(`photo-${image.objectId}`);
+    if (!node) return;
+    const shownIds = new Set([...node.querySelectorAll('.comment-list li')].map((li) => li.dataset.objectId));
+    if (node.dataset.captionComment) shownIds.add(node.dataset.captionComment);
+    const latest = image.comments?.at(-1)?.objectId;
+    if (image.commentCount === Number(node.dataset.commentCount || 0) && (!latest || shownIds.has(latest))) return;
+    this.wall.images.set(image.objectId, image);
+    this.wall.showComments(node, image, image.comments ?? [], image.commentCount ?? 0);
+    // Live events that came while the feed was read may be newer than its answer: they stay as they were.
+    const inFeed = new Set((image.comments ?? []).map((c) => c.objectId));
+    const feedNewest = Math.max(0, ...(image.comments ?? []).map((c) => Date.parse(c.createdAt)));
+    const list = node.querySelector('.comment-list');
+    for (const c of this.duringCatchUp?.added.values() ?? []) {
+      if (c.imageObjectId !== image.objectId || inFeed.has(c.objectId) || Date.parse(c.createdAt) <= feedNewest) continue;
+      list.append(this.wall.comment(c));
+      node.dataset.commentCount = String(Number(node.dataset.commentCount) + 1);
+    }
+    for (const id of this.duringCatchUp?.removed ?? []) {
+      const li = list.querySelector(`li[data-object-id="${CSS.escape(id)}"]`);
+      if (!li) continue;
+      li.remove();
+      node.dataset.commentCount = String(Number(node.dataset.commentCount) - 1);
+    }
+    this.wall.layout?.layoutAll();
   }
 }
