@@ -87,6 +87,13 @@ def frames(buf):
         i += head + length
 
 
+def recv_some(s):
+    data = s.recv(4096)
+    if not data:
+        raise SystemExit("the server closed a viewer's connection while it was opening")
+    return data
+
+
 def open_viewers(port, count):
     """`count` connected, subscribed viewers: every handshake, `connect` and `subscribe` is sent first (in
     one write per socket: the frames ride behind the request head), then the answers are read.
@@ -105,7 +112,7 @@ def open_viewers(port, count):
     for s in socks:
         buf = b""
         while b"\r\n\r\n" not in buf:
-            buf += s.recv(4096)
+            buf += recv_some(s)
         head, buf = buf.split(b"\r\n\r\n", 1)
         assert head.startswith(b"HTTP/1.1 101"), head[:40]
         subscribed = False
@@ -118,7 +125,7 @@ def open_viewers(port, count):
                     break
             buf = buf[consumed:]
             if not subscribed:
-                buf += s.recv(4096)
+                buf += recv_some(s)
         s.setblocking(False)
         opened.append((s, buf))
     return opened
