@@ -8,7 +8,7 @@ import Synchronization
 
 /// One LiveQuery connection: its `connect` credentials and subscriptions. Messages and events are
 /// handled in order on the client's own serial queue (they read sessions and objects), never on the
-/// WebSocket loop or a writer's thread.
+/// WebSocket loop or a writer's thread; that queue runs on one of the server's `deliveryQueues`.
 final class LiveClient: WebSocketSession {
     struct Subscription {
         var className: String
@@ -36,7 +36,7 @@ final class LiveClient: WebSocketSession {
     init(server: LiveQueryServer, connection: WebSocketConnection) {
         self.server = server
         self.connection = connection
-        self.queue = DispatchQueue(label: "livequery.client")
+        self.queue = DispatchQueue(label: "livequery.client", target: server.deliveryQueue())
         server.added(self)
     }
 
@@ -51,8 +51,8 @@ final class LiveClient: WebSocketSession {
         queue.async { [self] in state.withLock { $0 = State() } }
     }
 
-    func enqueue(_ event: ObjectEvent) {
-        queue.async { [self] in deliver(event) }
+    func enqueue(_ fanout: LiveFanout) {
+        queue.async { [self] in deliver(fanout) }
     }
 
     /// Ends (209) what used a session that is no longer valid, e.g. expired.
@@ -155,7 +155,10 @@ final class LiveClient: WebSocketSession {
 
     // MARK: events
 
-    func deliver(_ event: ObjectEvent) {
+    /// Decides `fanout`'s event for each of this client's subscriptions (see `LiveFanout` for what is
+    /// shared between clients), in `requestId` order.
+    func deliver(_ fanout: LiveFanout) {
+        let event = fanout.event
         let s = state.withLock { $0 }
         guard s.connected else { return }
         if case .sessionsEnded(let userId, let token) = event {
@@ -171,25 +174,21 @@ final class LiveClient: WebSocketSession {
         case .deleted(let o): className = o.className
         case .sessionsEnded: return
         }
-        var auths: [String?: AuthContext?] = [:] // per session token, checked once per event
+        var ended: Set<String> = []
         for (requestId, sub) in s.subscriptions.sorted(by: { $0.key < $1.key }) where sub.className == className {
             let token = sub.sessionToken ?? s.sessionToken
+            if let token, ended.contains(token) { continue }
+            let viewer = LiveFanout.viewer(token: token, isMaster: s.isMaster)
             let auth: AuthContext
-            if let cached = auths[token] {
-                guard let cached else { continue }
-                auth = cached
-            } else {
-                do {
-                    auth = try authContext(token: token, isMaster: s.isMaster)
-                    auths[token] = auth
-                } catch {
-                    auths[token] = .some(nil)
-                    endSessions(s, ended: { $0 == token })
-                    continue
-                }
+            do {
+                auth = try fanout.auth(viewer)
+            } catch {
+                if let token { ended.insert(token) }
+                endSessions(s, ended: { $0 == token })
+                continue
             }
             do {
-                try deliver(event, to: sub, requestId: requestId, auth: auth, installationId: s.installationId)
+                try deliver(fanout, to: sub, requestId: requestId, viewer: viewer, auth: auth, installationId: s.installationId)
             } catch {
                 server.logger.warning("live event not delivered", ["clientId": clientId, "cause": "\(error)"])
             }
@@ -223,19 +222,19 @@ final class LiveClient: WebSocketSession {
     }
 
     /// parse-server's `_onAfterSave` / `_onAfterDelete` decision for one subscription and viewer.
-    func deliver(_ event: ObjectEvent, to sub: Subscription, requestId: Int, auth: AuthContext, installationId: String?) throws(ParseError) {
-        let objects = server.objects
-        var out: [String: JSON] = ["clientId": .string(clientId), "requestId": .number(Double(requestId))]
-        switch event {
+    func deliver(_ fanout: LiveFanout, to sub: Subscription, requestId: Int, viewer: LiveFanout.Viewer, auth: AuthContext,
+                 installationId: String?) throws(ParseError) {
+        let message: [UInt8]
+        switch fanout.event {
         case .deleted(let o):
-            guard try objects.isVisible(o, matching: sub.predicate, auth: auth) else { return }
-            out["op"] = "delete"
-            out["object"] = .object(try render(o, sub, auth))
+            guard try fanout.visibility(viewer, current: o, original: nil, auth: auth).current, sub.predicate.matches(o) else { return }
+            message = LiveFanout.message(clientId: clientId, installationId: installationId,
+                                         object: try fanout.rendered(o, side: .current, viewer: viewer, keys: sub.keys, auth: auth),
+                                         op: "delete", original: nil, requestId: requestId)
         case .saved(let original, let current):
-            let currMatched = try objects.isVisible(current, matching: sub.predicate, auth: auth)
-            let origMatched = try original.map { (o: StoredObject) throws(ParseError) -> Bool in
-                try objects.isVisible(o, matching: sub.predicate, auth: auth)
-            } ?? false
+            let seen = try fanout.visibility(viewer, current: current, original: original, auth: auth)
+            let currMatched = seen.current && sub.predicate.matches(current)
+            let origMatched = seen.original && (original.map(sub.predicate.matches) ?? false)
             let op: String
             switch (origMatched, currMatched) {
             case (true, true): op = "update"
@@ -246,24 +245,21 @@ final class LiveClient: WebSocketSession {
             if op == "update", let watch = sub.watch, let original {
                 guard watch.contains(where: { Self.fieldValue($0, original) != Self.fieldValue($0, current) }) else { return }
             }
-            out["op"] = .string(op)
             // What the viewer can't read (now, on leave; before, on enter) goes out as its identity only,
             // so an ACL change discloses nothing the viewer couldn't GET.
-            out["object"] = .object(try objects.isVisible(current, auth: auth) ? render(current, sub, auth) : Self.identity(current))
+            let object = seen.current ? try fanout.rendered(current, side: .current, viewer: viewer, keys: sub.keys, auth: auth)
+                                      : JSON.object(Self.identity(current)).serialized
+            var originalBytes: [UInt8]?
             if let original, op != "create" {
-                out["original"] = .object(try objects.isVisible(original, auth: auth) ? render(original, sub, auth) : Self.identity(original))
+                originalBytes = seen.original ? try fanout.rendered(original, side: .original, viewer: viewer, keys: sub.keys, auth: auth)
+                                              : JSON.object(Self.identity(original)).serialized
             }
+            message = LiveFanout.message(clientId: clientId, installationId: installationId, object: object, op: op,
+                                         original: originalBytes, requestId: requestId)
         case .sessionsEnded:
             return
         }
-        push(out, installationId: installationId)
-    }
-
-    func render(_ o: StoredObject, _ sub: Subscription, _ auth: AuthContext) throws(ParseError) -> [String: JSON] {
-        var w = try server.objects.liveObject(o, include: server.options.include[o.className] ?? [], keys: sub.keys, auth: auth)
-        w["className"] = .string(o.className)
-        w["__type"] = "Object"
-        return w
+        connection.send(utf8: message)
     }
 
     static func identity(_ o: StoredObject) -> [String: JSON] {
@@ -285,7 +281,7 @@ final class LiveClient: WebSocketSession {
     func push(_ message: [String: JSON], installationId: String?) {
         var m = message
         if let installationId { m["installationId"] = .string(installationId) }
-        connection.send(text: JSON.object(m).text)
+        connection.send(utf8: JSON.object(m).serialized)
     }
 
     func pushError(code: Int, _ message: String, reconnect: Bool, requestId: Int?) {

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import PhotoWallCore
 import PhotoWallCrypto
 import PhotoWallHTTP
@@ -36,10 +37,16 @@ public final class LiveQueryServer: Sendable {
     let logger: Logger
     /// Connected clients by clientId.
     let clients = Mutex<[String: LiveClient]>([:])
+    /// The serial queues the clients' own queues run on (one per core, clients spread round-robin): an
+    /// event for 1,000 clients is then drained by a few threads in turn, not 1,000 work items each waking
+    /// a thread of the global pool (the futex wake-ups and context switches that dominated the fan-out).
+    let deliveryQueues: [DispatchQueue]
+    let nextDeliveryQueue = Atomic<Int>(0)
 
     public init(objects: ObjectService, users: UserService, hub: WebSocketHub, options: Options = Options(), logger: Logger) {
         self.objects = objects; self.users = users; self.config = objects.config; self.hub = hub
         self.options = options; self.logger = logger
+        deliveryQueues = (0..<max(2, ProcessInfo.processInfo.activeProcessorCount)).map { DispatchQueue(label: "livequery.delivery.\($0)") }
         objects.events.listen { [weak self] event in self?.dispatch(event) }
         scheduleSessionCheck()
     }
@@ -65,13 +72,20 @@ public final class LiveQueryServer: Sendable {
     /// Open LiveQuery clients (connected or not yet).
     public var clientCount: Int { clients.withLock { $0.count } }
 
+    /// The shared queue a new client's own queue targets.
+    func deliveryQueue() -> DispatchQueue {
+        deliveryQueues[nextDeliveryQueue.add(1, ordering: .relaxed).oldValue % deliveryQueues.count]
+    }
+
     func added(_ client: LiveClient) { clients.withLock { $0[client.clientId] = client } }
     func removed(_ client: LiveClient) { _ = clients.withLock { $0.removeValue(forKey: client.clientId) } }
 
-    /// Hands an event to every client (each decides on its own queue; the writer never waits).
+    /// Hands an event to every client (each decides on its own queue; the writer never waits), with
+    /// one `LiveFanout` they share for what depends only on the viewer.
     func dispatch(_ event: ObjectEvent) {
         let all = clients.withLock { Array($0.values) }
-        for c in all { c.enqueue(event) }
+        let fanout = LiveFanout(event: event, server: self)
+        for c in all { c.enqueue(fanout) }
     }
 
     /// Whether `key` is the master key (constant time).

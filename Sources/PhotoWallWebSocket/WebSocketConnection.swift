@@ -40,7 +40,11 @@ public final class WebSocketConnection: Sendable {
 
     /// Queues one text message. Returns at once; a slow consumer is closed with 1008 instead.
     public func send(text: String) {
-        let bytes = Array(text.utf8)
+        send(utf8: Array(text.utf8))
+    }
+
+    /// Queues one text message already encoded as UTF-8 (the caller vouches for the encoding), as `send(text:)`.
+    public func send(utf8 bytes: [UInt8]) {
         let queued = outbox.withLock { box -> Bool in
             guard !box.closed, box.close == nil else { return false }
             if box.bytes + box.framedBytes + bytes.count > maxQueuedBytes {

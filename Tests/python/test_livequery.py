@@ -433,6 +433,50 @@ def owner_friend_stranger(users):
     return owner, friend, stranger
 
 
+def test_one_event_rendered_per_viewer_and_keys(live):
+    """Clients share an event's per-viewer work (`LiveFanout`): keyed by session and `keys`, never across them.
+    Subscriptions of different viewers and `keys` on one connection and across connections each get exactly
+    their own view of the same write."""
+    users = fixture_users()
+    owner, friend, stranger = owner_friend_stranger(users)
+    owner_id, owner_s = fb_login(live, owner)
+    _, friend_s = fb_login(live, friend)
+    _, stranger_s = fb_login(live, stranger)
+    mixed = Client(live)  # anonymous connection; two subscriptions act as the friend
+    mixed.subscribe(1, "WallImage", sessionToken=friend_s)
+    mixed.subscribe(2, "WallImage")
+    mixed.subscribe(3, "WallImage", sessionToken=friend_s, keys=["caption"])
+    mixed.subscribe(9, "LiveMarker")
+    own = Client(live, sessionToken=owner_s)
+    own.subscribe(1, "WallImage", keys=["caption"])
+    own.subscribe(2, "WallImage")
+    own.subscribe(9, "LiveMarker")
+    other = Client(live, sessionToken=stranger_s)
+    other.subscribe(1, "WallImage")
+    other.subscribe(9, "LiveMarker")
+
+    image = photo(live, owner_s)
+    m = marker(live)
+    got = {name: c.until_marker(m) for name, c in (("mixed", mixed), ("own", own), ("other", other))}
+    assert {n: [(x["op"], x["requestId"]) for x in msgs] for n, msgs in got.items()} == {
+        "mixed": [("create", 1), ("create", 3)], "own": [("create", 1), ("create", 2)], "other": []}
+    full, trimmed = got["mixed"][0]["object"], got["mixed"][1]["object"]
+    assert full["objectId"] == trimmed["objectId"] == image
+    assert full["user"]["objectId"] == owner_id and "?" in full["thumbnail"]["url"] and full["caption"] == "hi"
+    assert sorted(trimmed) == ["ACL", "__type", "caption", "className", "createdAt", "objectId", "updatedAt"]
+    assert sorted(got["own"][0]["object"]) == sorted(trimmed) and got["own"][0]["object"]["caption"] == "hi"
+    assert "thumbnail" in got["own"][1]["object"] and got["own"][1]["object"]["user"]["objectId"] == owner_id
+    # The friend's own session ends: its two subscriptions get 209, the anonymous one on the same
+    # connection stays (and still sees nothing of a friends-only wall).
+    assert rest(live, "POST", "/logout", {}, session=friend_s)[0] == 200
+    photo(live, owner_s)
+    m = marker(live)
+    assert [(x["op"], x.get("requestId"), x.get("code")) for x in mixed.until_marker(m)] == [
+        ("error", 1, 209), ("error", 3, 209)]
+    for c in (mixed, own, other):
+        c.close()
+
+
 def test_authorization_matrix(live):
     authorization_matrix(live, live)
 
