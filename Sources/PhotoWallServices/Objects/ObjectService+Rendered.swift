@@ -51,13 +51,12 @@ extension ObjectService {
     }
 
     /// Whether `wireObject` reduces, for these options and this caller, to the rules every class has
-    /// (no `_` column; Files get their URL; the extension's `render`): the class has no `FieldPolicy`,
-    /// no `RestrictedView` applies (or the master key asks), and there is no `include`, `keys` or
-    /// `excludeKeys`. Must change with `wireObject` and `render`.
+    /// (no `_` column; Files get their URL; the extension's `render`): no field rule applies
+    /// (`fieldRulesApply`, the test `wireObject` itself takes) and there is no `include`, `keys` or
+    /// `excludeKeys`.
     func rendersStoredText(className: String, options: FindOptions, auth: AuthContext) -> Bool {
         options.include.isEmpty && options.keys == nil && options.excludeKeys.isEmpty
-            && fieldPolicies[className] == nil
-            && (auth.isMaster || installed?.restrictedView(for: className) == nil)
+            && !fieldRulesApply(className: className, auth: auth)
     }
 
     /// Writes the objects of `query`, comma-separated, as `wireObject` renders them when

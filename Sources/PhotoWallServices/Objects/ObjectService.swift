@@ -313,9 +313,16 @@ public final class ObjectService: Sendable {
     /// The object as `auth` may see it: without `_` columns; without its class's `FieldPolicy`
     /// fields unless the master key asks (or the owner, for owner-only ones); only its
     /// `RestrictedView` fields for anyone but the owner and the master key. Then the extension's `render`.
+    /// Whether any field rule (a `FieldPolicy`, a `RestrictedView`) may hide a field of `className`
+    /// from `auth`: the one test both `wireObject` and the stored-text renderer (`rendersStoredText`)
+    /// take, so a rule added here reaches every read.
+    func fieldRulesApply(className: String, auth: AuthContext) -> Bool {
+        !auth.isMaster && (fieldPolicies[className] != nil || installed?.restrictedView(for: className) != nil)
+    }
+
     public func wireObject(_ o: StoredObject, auth: AuthContext) -> [String: JSON] {
         var w = coding.wireObject(o)
-        if !auth.isMaster {
+        if fieldRulesApply(className: o.className, auth: auth) {
             let owner = isOwner(o, auth)
             if let policy = fieldPolicies[o.className] {
                 for f in policy.masterOnly { w[f] = nil }
