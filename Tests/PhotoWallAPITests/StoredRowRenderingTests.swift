@@ -15,11 +15,16 @@ import Testing
         let upload = try await s.request("POST", "/files/a%20b.txt", body: Data("hello".utf8), key: .session(token),
                                          headers: ["Content-Type": "text/plain"])
         let file = try #require(upload.json["name"]?.stringValue)
+        // A name whose URL percent-encodes UTF-8 and reserved bytes (written straight into the answer).
+        let odd = try await s.request("POST", "/files/%C3%A9%2B%26(1).txt", body: Data("hi".utf8), key: .session(token),
+                                      headers: ["Content-Type": "text/plain"])
+        let oddFile = try #require(odd.json["name"]?.stringValue)
         let className = "RenderCheck\(UUID().uuidString.prefix(6))"
         let body: JSON = [
             "Zed": 1, "text": "quote \" backslash \\ tab \t newline \n é ✓ \u{1}", "n": 1.5, "big": 12345678901,
             "yes": true, "nothing": nil, "when": ["__type": "Date", "iso": "2020-01-02T03:04:05.678Z"],
-            "image": ["__type": "File", "name": .string(file)],
+            "image": ["__type": "File", "name": .string(file)], "oddImage": ["__type": "File", "name": .string(oddFile)],
+            "nestedOdd": ["k\"ey": ["__type": "File", "name": .string(oddFile)]],
             "files": [["__type": "File", "name": .string(file)], "x", ["nested": ["__type": "File", "name": .string(file)]]],
             "owner": ["__type": "Pointer", "className": "_User", "objectId": .string(userId)],
             "deep": ["a": ["b": [1, 2, ["c": "File"]]]], "list": [], "map": [:],
@@ -38,6 +43,9 @@ import Testing
             #expect(get.text == decodedGet.text)
             #expect(get.json["image"]?["url"]?.stringValue == "\(s.baseURL)/files/\(s.appId)/\(file.replacingOccurrences(of: " ", with: "%20"))")
             #expect(get.json["files"]?.arrayValue?.last?["nested"]?["url"] != nil)
+            let oddURL = "\(s.baseURL)/files/\(s.appId)/" + (oddFile.addingPercentEncoding(withAllowedCharacters: .init(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.!~*'()")) ?? "")
+            #expect(get.json["oddImage"]?["url"]?.stringValue == oddURL)
+            #expect(get.json["nestedOdd"]?["k\"ey"]?["url"]?.stringValue == oddURL)
             #expect(get.json["text"]?.stringValue == body["text"]?.stringValue)
             #expect(get.json["ACL"] == [userId: ["read": true, "write": true]])
 

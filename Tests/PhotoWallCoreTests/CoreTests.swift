@@ -1,4 +1,7 @@
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 import PhotoWallCore
 import PhotoWallCrypto
 
@@ -26,6 +29,31 @@ import PhotoWallCrypto
     @Test(arguments: ["", "yesterday", "2016-13-01T00:00:00Z", "2016-03-11 23:51", "2016-03-11T23:51:48.050", "2016-03-11T23:51:48.Z"])
     func rejectsGarbage(text: String) {
         #expect(ParseDate(iso: text) == nil)
+    }
+
+    /// `iso` computes the civil date itself; it must agree with libc's `gmtime_r` (what it replaced)
+    /// on every day from 1600 to 2400 (leap centuries, the epoch, negative times) at varied times of day.
+    @Test func isoAgreesWithGmtimeAcrossCenturies() {
+        var mismatches: [Int64] = []
+        var ms: Int64 = -11_676_096_000_000  // 1600-01-01
+        while ms < 13_569_465_600_000 {       // 2400-01-01
+            var secs = time_t(ms >= 0 ? ms / 1000 : (ms - 999) / 1000)
+            var t = tm()
+            gmtime_r(&secs, &t)
+            let milli = ms - Int64(secs) * 1000
+            func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
+            let expected = "\(t.tm_year + 1900)-\(two(t.tm_mon + 1))-\(two(t.tm_mday))T\(two(t.tm_hour)):\(two(t.tm_min)):\(two(t.tm_sec))."
+                + String(repeating: "0", count: 3 - String(milli).count) + "\(milli)Z"
+            if ParseDate(millisecondsSince1970: ms).iso != expected { mismatches.append(ms) }
+            ms += 86_400_000 + 3_723_001  // a day plus 1 h 2 min 3.001 s: walks through times of day
+        }
+        #expect(mismatches.isEmpty)
+    }
+
+    @Test func writesJSONStringStraightIntoBytes() {
+        var out = Array("[".utf8)
+        ParseDate(millisecondsSince1970: 1_457_740_308_050).writeJSONString(into: &out)
+        #expect(String(decoding: out, as: UTF8.self) == #"["2016-03-11T23:51:48.050Z""#)
     }
 
     @Test func nowIsMillisecondPrecise() {

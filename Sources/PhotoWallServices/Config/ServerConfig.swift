@@ -51,6 +51,33 @@ public struct ServerConfig: Sendable {
         return url
     }
 
+    /// The JSON text every `fileURL` starts with: the opening quote, then `<publicServerURL>/files/<appId>/`
+    /// JSON-escaped. Computed once per response by writers that render many file URLs (`writeFileURL`).
+    public func fileURLJSONPrefix() -> [UInt8] {
+        var out: [UInt8] = []
+        JSON.writeString(publicServerURL + "/files/" + Self.encodeURIComponent(appId) + "/", into: &out)
+        out.removeLast()  // the closing quote: the name follows
+        return out
+    }
+
+    /// Appends `fileURL(name)` as a JSON string to `out`, from `prefix` (`fileURLJSONPrefix()`) and the
+    /// name's UTF-8 bytes percent-encoded in place: the same text `JSON.writeString(fileURL(name))` gives
+    /// (the encoded name holds only bytes JSON leaves as they are), without a `String` on the way.
+    public static func writeFileURL(name: UnsafeBufferPointer<UInt8>, prefix: [UInt8], into out: inout [UInt8]) {
+        out.append(contentsOf: prefix)
+        let hex: StaticString = "0123456789ABCDEF"
+        var runStart = 0
+        for i in 0..<name.count where !isURIComponentByte(name[i]) {
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: name[runStart..<i]))
+            out.append(UInt8(ascii: "%"))
+            out.append(hex.utf8Start[Int(name[i] >> 4)])
+            out.append(hex.utf8Start[Int(name[i] & 15)])
+            runStart = i + 1
+        }
+        out.append(contentsOf: UnsafeBufferPointer(rebasing: name[runStart..<name.count]))
+        out.append(UInt8(ascii: "\""))
+    }
+
     /// JavaScript's `encodeURIComponent`.
     public static func encodeURIComponent(_ s: String) -> String {
         // The common case (nothing to escape) checked here, where the test inlines, rather than

@@ -29,7 +29,9 @@ extension ObjectService {
                              extraPredicate: Predicate? = nil) throws(ParseError) -> [UInt8] {
         let (query, limit) = try findQuery(className: className, options: options, auth: auth, extraPredicate: extraPredicate)
         var out: [UInt8] = []
-        out.reserveCapacity(limit > 1 ? 64 * 1024 : 1024)
+        // About 1 KiB per object (a wall photo with its file URLs is ~780 B), so a full page is written
+        // without the buffer regrowing (each regrowth copies all written so far).
+        out.reserveCapacity(1024 * max(1, min(limit, 1000)))
         out.append(UInt8(ascii: "{"))
         if options.count {
             out.append(contentsOf: #""count":"#.utf8)
@@ -65,10 +67,11 @@ extension ObjectService {
     /// - Throws: 1 for a stored row that is not a JSON object (as decoding it would).
     func writeStoredRows(_ query: StoredQuery, into out: inout [UInt8]) throws(ParseError) -> Int? {
         var count = 0, malformed = false
+        var fileURLPrefix: [UInt8]? = nil  // made at the first plain File, then shared by the rows
         let supported = try store.forEachStoredRow(query) { row in
             guard !malformed else { return }
             if count > 0 { out.append(UInt8(ascii: ",")) }
-            malformed = !writeStoredRow(row, into: &out)
+            malformed = !writeStoredRow(row, into: &out, fileURLPrefix: &fileURLPrefix)
             count += 1
         }
         if malformed { throw ParseError(.internalServerError, "Internal server error.") }
@@ -78,22 +81,26 @@ extension ObjectService {
     /// One stored row as `wireObject` renders it when `rendersStoredText` holds. Each stored value's
     /// bytes are copied as they are, except `_` columns (left out) and values holding a File: those
     /// are decoded, given their URL (`ValueCoding.toWire`) and passed together through the
-    /// extension's `render` (the only fields it is given here). Keys come out in the stored order
+    /// extension's `render` (the only fields it is given here). For a class whose objects `render`
+    /// leaves alone (`renders(className:)` false), a File stored plain gets its URL written next to its
+    /// stored bytes, and any other value holding a File is decoded where it is written: one pass. Keys come out in the stored order
     /// (sorted, as `JSON.serialized` writes them) with `ACL`, `createdAt`, `objectId` and `updatedAt`
     /// merged in, so the bytes are the ones `wireObject` + `JSON.serialized` give.
+    /// `fileURLPrefix` is `ServerConfig.fileURLJSONPrefix()`, made here at the first plain File when nil
+    /// (callers keep it across rows).
     /// - Returns: false when the row's fields are not a JSON object.
-    func writeStoredRow(_ row: StoredRowView, into out: inout [UInt8]) -> Bool {
+    func writeStoredRow(_ row: StoredRowView, into out: inout [UInt8], fileURLPrefix: inout [UInt8]?) -> Bool {
         let start = out.count
         // A File stored as `{"__type":"File","name":…}` is written with its URL as it is, unless the
         // extension's `render` may change the class's objects.
         let plainFiles = !(installed?.renders(className: row.className) ?? false)
-        // Other values holding a File, decoded and rendered (only when the row has any).
+        // Other values holding a File, decoded and rendered together before writing (only when the row
+        // has any and `render` may change them; otherwise each is decoded where it is written, below).
         var decoded: [String: JSON] = [:]
-        if Self.contains(row.fieldsText, #""File""#) {
+        if !plainFiles, Self.contains(row.fieldsText, #""File""#) {
             let whole = JSON.forEachMember(ofObjectText: row.fieldsText) { key, value in
                 guard key.first != UInt8(ascii: "_"), value.first == UInt8(ascii: "{") || value.first == UInt8(ascii: "["),
-                      Self.contains(value, #""File""#), !(plainFiles && Self.storedFileName(value) != nil),
-                      let v = try? JSON.parse(value) else { return }
+                      Self.contains(value, #""File""#), let v = try? JSON.parse(value) else { return }
                 decoded[Self.keyString(key)] = coding.toWire(v)
             }
             guard whole else { return false }
@@ -112,11 +119,11 @@ extension ObjectService {
                     Self.writeMember("ACL", into: &out, first: out.count == start + 1)
                     out.append(contentsOf: acl)
                 case 2: Self.writeMember("createdAt", into: &out, first: out.count == start + 1)
-                    JSON.writeString(row.createdAt.iso, into: &out)
+                    row.createdAt.writeJSONString(into: &out)
                 case 3: Self.writeMember("objectId", into: &out, first: out.count == start + 1)
                     JSON.writeString(utf8: row.objectId, into: &out)
                 default: Self.writeMember("updatedAt", into: &out, first: out.count == start + 1)
-                    JSON.writeString(row.updatedAt.iso, into: &out)
+                    row.updatedAt.writeJSONString(into: &out)
                 }
             }
         }
@@ -131,8 +138,18 @@ extension ObjectService {
                 out.append(contentsOf: #"":{"__type":"File","name":""#.utf8)
                 out.append(contentsOf: name)
                 out.append(contentsOf: #"","url":"#.utf8)
-                JSON.writeString(coding.config.fileURL(String(decoding: name, as: UTF8.self)), into: &out)
+                if fileURLPrefix == nil { fileURLPrefix = coding.config.fileURLJSONPrefix() }
+                ServerConfig.writeFileURL(name: name, prefix: fileURLPrefix!, into: &out)
                 out.append(UInt8(ascii: "}"))
+                return
+            }
+            if plainFiles, value.first == UInt8(ascii: "{") || value.first == UInt8(ascii: "["), Self.contains(value, #""File""#),
+               let v = try? JSON.parse(value) {
+                // Holds a File not stored plain (nested, or with more keys): its URL needs the decoded value.
+                if out.count != start + 1 { out.append(UInt8(ascii: ",")) }
+                JSON.writeString(Self.keyString(key), into: &out)
+                out.append(UInt8(ascii: ":"))
+                coding.toWire(v).write(into: &out)
                 return
             }
             if !decoded.isEmpty, value.first == UInt8(ascii: "{") || value.first == UInt8(ascii: "["), Self.contains(value, #""File""#) {
