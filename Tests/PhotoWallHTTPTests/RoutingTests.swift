@@ -6,6 +6,14 @@ import Foundation
 
 @Suite("Routing, heads and keep-alive")
 struct RoutingTests {
+    /// Generated ids come from a counter mixed with a per-process key (no CSPRNG read per request):
+    /// they keep the 16-hex-digit shape and never repeat within the process.
+    @Test func generatedRequestIDsAreDistinct() {
+        let ids = (0..<200_000).map { _ in RequestID.generate() }
+        #expect(ids.allSatisfy { isGeneratedRequestID($0) })
+        #expect(Set(ids).count == ids.count)
+    }
+
     @Test func pathParametersAndQueryDecoding() throws {
         let seen = Box<RequestHead?>(nil)
         var router = Router()

@@ -78,8 +78,16 @@ extension Engine {
     static func isForwardable(name: String, value: String) -> Bool {
         if HTTPHeaders.sameName(name, "Content-Length") || HTTPHeaders.sameName(name, "Transfer-Encoding")
             || HTTPHeaders.sameName(name, "X-Request-Id") { return false }
-        guard !name.isEmpty, name.utf8.allSatisfy(isTokenByte) else { return false }
-        return !value.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0 }
+        guard !name.isEmpty, contiguousUTF8(name, { $0.allSatisfy(isTokenByte) }) else { return false }
+        return contiguousUTF8(value) { !$0.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0 } }
+    }
+
+    /// `test` over the string's UTF-8 as one buffer (a native string's storage; a bridged one is copied),
+    /// rather than through the generic `UTF8View` iterator, which was a few per cent of a small GET.
+    private static func contiguousUTF8(_ text: String, _ test: (UnsafeBufferPointer<UInt8>) -> Bool) -> Bool {
+        if let result = text.utf8.withContiguousStorageIfAvailable(test) { return result }
+        var copy = text
+        return copy.withUTF8(test)
     }
 
     private static func isTokenByte(_ c: UInt8) -> Bool {
@@ -96,6 +104,8 @@ extension Engine {
     // MARK: - Access log
 
     func writeAccessLog(_ context: RequestContext, termination: RequestTermination) {
+        let logs = configuration.accessLog && logger.level <= .info
+        guard logs || configuration.onRequestCompleted != nil else { return }  // nobody reads the entry
         let elapsed = context.started.duration(to: .now)
         let (seconds, attoseconds) = elapsed.components
         let milliseconds = Double(seconds) * 1000 + Double(attoseconds) / 1e15
@@ -103,7 +113,7 @@ extension Engine {
                                    durationMilliseconds: milliseconds, requestID: context.head.requestID,
                                    remoteAddress: context.head.remoteAddress, termination: termination,
                                    bodyBytes: context.bodyBytes)
-        if configuration.accessLog && logger.level <= .info {
+        if logs {
             let status = entry.status.map { "\($0)" } ?? "-"
             let ms = Engine.oneDecimal(milliseconds)
             if termination == .completed {
