@@ -30,6 +30,10 @@ public struct RouteTable<Target: Sendable>: Sendable {
         public var target: Target
         public var pattern: String
         public var parameters: [String: String]
+
+        public init(target: Target, pattern: String, parameters: [String: String]) {
+            self.target = target; self.pattern = pattern; self.parameters = parameters
+        }
     }
 
     var entries: [Entry] = []

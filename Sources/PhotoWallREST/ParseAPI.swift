@@ -59,11 +59,18 @@ public final class ParseAPI: Sendable {
         // Fetching one object by id from SQLite is a primary-key page-cache read and a small render:
         // cheaper than the hand-off to a worker thread, so it runs on the event thread (unless `include`
         // widens it). On PostgreSQL it is a network round trip: a worker's.
+        // The engine matched the same pattern the JSON table has for it, so the JSON route is taken from
+        // here (found once) with the engine's path parameters, instead of splitting and matching the path again.
+        guard let getObject = jsonRoutes.match(method: "GET", segments: ["classes", "c", "o"]),
+              getObject.pattern == "/classes/:className/:objectId" else { preconditionFailure("JSON routes lack GET of one object") }
         router.add("GET", mount + "/classes/:className/:objectId") { [self] head in
+            let routed = PreRouted(match: RouteTable.Match(target: getObject.target, pattern: getObject.pattern,
+                                                           parameters: head.pathParameters),
+                                   segments: ["classes", head.pathParameters["className"] ?? "", head.pathParameters["objectId"] ?? ""])
             if !objectReadsAreLocal || head.queryValue("include") != nil {
-                return .buffered(maxBodyBytes: config.maxJSONBytes) { request in try self.handleJSON(request) }
+                return .buffered(maxBodyBytes: config.maxJSONBytes) { request in try self.handleJSON(request, routed: routed) }
             }
-            return .inline(maxBodyBytes: config.maxJSONBytes) { request in try self.handleJSON(request) }
+            return .inline(maxBodyBytes: config.maxJSONBytes) { request in try self.handleJSON(request, routed: routed) }
         }
         router.add("*", mount + "/*rest") { [self] _ in
             .buffered(maxBodyBytes: config.maxJSONBytes) { request in try self.handleJSON(request) }
@@ -72,10 +79,18 @@ public final class ParseAPI: Sendable {
 
     // MARK: JSON routes
 
-    /// Reads the JSON body, resolves credentials, the session and `_method`, then answers from `jsonRoutes`.
+    /// A JSON route the engine's router already resolved (a route registered on the engine with the
+    /// same pattern as in `jsonRoutes`), with the request's segments after the mount path.
+    struct PreRouted: Sendable {
+        var match: RouteTable<JSONRoute>.Match
+        var segments: [String]
+    }
+
+    /// Reads the JSON body, resolves credentials, the session and `_method`, then answers from `jsonRoutes`
+    /// (or from `routed`, when the method stays `GET`).
     /// - Throws: 107 for a body that is not a JSON object; `PlainError.unauthorized`; 209 for an invalid
     ///   session token; what the route throws; `PlainError` 404 for a path no JSON route has.
-    func handleJSON(_ request: Request) throws -> Response {
+    func handleJSON(_ request: Request, routed: PreRouted? = nil) throws -> Response {
         let head = request.head
         var body: [String: JSON] = [:]
         if !request.body.isEmpty, head.method != "GET" {
@@ -101,16 +116,18 @@ public final class ParseAPI: Sendable {
                 for (k, v) in head.query { params[k] = (try? JSON.parse(v)) ?? .string(v) }
             }
         }
-        let segments = Array(head.path.dropFirst(config.mountPath.count).split(separator: "/").map { percentDecode($0) })
+        let known = method == "GET" ? routed : nil
+        let segments = known?.segments
+            ?? Array(head.path.dropFirst(config.mountPath.count).split(separator: "/").map { percentDecode($0) })
         let auth = try authenticate(credentials, segments: segments)
         let api = APIRequest(method: method, segments: segments, params: params, body: body, auth: auth, credentials: credentials)
-        return Render.api(try route(api))
+        return Render.api(try route(api, known: known?.match))
     }
 
-    /// Answers `r` with the JSON route its method and segments match.
+    /// Answers `r` with the JSON route its method and segments match (`known`, when already resolved).
     /// - Throws: what the route throws; `PlainError` 404 `not found` when no route matches.
-    func route(_ r: APIRequest) throws -> APIResponse {
-        guard let match = jsonRoutes.match(method: r.method, segments: r.segments) else {
+    func route(_ r: APIRequest, known: RouteTable<JSONRoute>.Match? = nil) throws -> APIResponse {
+        guard let match = known ?? jsonRoutes.match(method: r.method, segments: r.segments) else {
             throw PlainError(status: 404, message: "not found")
         }
         var r = r
