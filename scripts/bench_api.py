@@ -6,7 +6,10 @@
 - A 256 MiB file POST to /parse/files (streamed, fsynced) beside nginx accepting the same body
   with WebDAV PUT into a file (MB/s ratio), and PhotoWall's peak RSS during the upload.
 
-Usage: bench_api.py PHOTOWALL_BINARY   (needs wrk, nginx, curl; `make bench` installs them)
+Usage: bench_api.py PHOTOWALL_BINARY [BASELINE_BINARY]   (needs wrk, nginx, curl; `make bench` installs them)
+
+With BASELINE_BINARY (e.g. main's build), the read rows also run it on the same data, in the same
+rounds, taken in turn with the others, and print PhotoWall ÷ baseline beside the nginx ratio.
 """
 import json
 import os
@@ -22,6 +25,7 @@ import time
 import urllib.request
 
 BIN = sys.argv[1] if len(sys.argv) > 1 else ".build/release/photowall"
+BASELINE = sys.argv[2] if len(sys.argv) > 2 else None
 APP = "benchapp"
 MASTER = "bench-master"
 DURATION = os.environ.get("BENCH_SECONDS", "8")
@@ -29,6 +33,9 @@ ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 UPLOAD_MB = int(os.environ.get("BENCH_UPLOAD_MB", "256"))
 # BENCH_API_UPLOAD=0 leaves the upload rows out (for profiling the read rows on their own).
 UPLOAD = os.environ.get("BENCH_API_UPLOAD", "1") != "0"
+# BENCH_API_FLOOR=1 adds the engine's floor: GET /parse/health, answered from the route table without a
+# handler (no credentials, no database, no JSON work), beside nginx: the most any read route can reach.
+FLOOR = os.environ.get("BENCH_API_FLOOR", "0") == "1"
 # The read goals (issue 14): GET one object ≥ 0.4× nginx; the 100-object query ≥ 5× the req/s main
 # had before the issue (1,236), with p99 ≤ 5× nginx's.
 QUERY_BASELINE_RPS = 1236
@@ -37,10 +44,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_common import rss_sampler, start_nginx, stop, start_photowall as _start  # noqa: E402
 
 
-def start_photowall(data):
+def start_photowall(data, binary=None):
     # The Parse REST core as a client without a session sees it (the wall's friends-only
     # visibility is measured by the feed benchmark).
-    return _start(BIN, data, APP, MASTER, ["--max-upload-size", "1gb", "--wall-visibility", "public"])
+    return _start(binary or BIN, data, APP, MASTER, ["--max-upload-size", "1gb", "--wall-visibility", "public"])
 
 
 def api(port, method, path, body=None):
@@ -74,6 +81,30 @@ def upload(url, path, headers, method="POST"):
     return code, UPLOAD_MB * 1048576 / float(secs) / 1e6
 
 
+def seed(work, port):
+    """One photo-wall object and 100 for the query on the server at `port`.
+    - Returns: (GET path, query path, GET body, query body)."""
+    # One photo-wall object and 100 for the query, all with a real photo (the server makes
+    # their thumbnail and display files), so responses have PhotoWall's real shape.
+    photo = os.path.join(work, "photo.jpg")
+    subprocess.run(["vips", "gaussnoise", photo, "640", "480"], check=True)
+    with open(photo, "rb") as f:
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/parse/files/photo.jpg", data=f.read(), method="POST",
+                                     headers={"X-Parse-Application-Id": APP, "X-Parse-Master-Key": MASTER, "Content-Type": "image/jpeg"})
+    image = {"__type": "File", "name": json.loads(urllib.request.urlopen(req).read())["name"]}
+    user = {"__type": "Pointer", "className": "_User", "objectId": "abcdefghij"}
+    one = json.loads(api(port, "POST", "/classes/WallImage", {"userFBId": "10001", "user": user, "image": image}))["objectId"]
+    batch = [{"method": "POST", "path": "/parse/classes/WallImage",
+              "body": {"userFBId": "q", "user": user, "image": image, "n": i}}
+             for i in range(100)]
+    api(port, "POST", "/batch", {"requests": batch})
+    get_path = f"/classes/WallImage/{one}"
+    query_path = "/classes/WallImage?where=%7B%22userFBId%22%3A%22q%22%7D&order=-createdAt&limit=100"
+    get_body = api(port, "GET", get_path)
+    query_body = api(port, "GET", query_path)
+    return get_path, query_path, get_body, query_body
+
+
 def main():
     work = tempfile.mkdtemp(prefix="photowall-bench-")
     try:
@@ -81,39 +112,37 @@ def main():
         data = os.path.join(work, "pw")
         os.makedirs(data)
         pw, port = start_photowall(data)
-        # One photo-wall object and 100 for the query, all with a real photo (the server makes
-        # their thumbnail and display files), so responses have PhotoWall's real shape.
-        photo = os.path.join(work, "photo.jpg")
-        subprocess.run(["vips", "gaussnoise", photo, "640", "480"], check=True)
-        with open(photo, "rb") as f:
-            req = urllib.request.Request(f"http://127.0.0.1:{port}/parse/files/photo.jpg", data=f.read(), method="POST",
-                                         headers={"X-Parse-Application-Id": APP, "X-Parse-Master-Key": MASTER, "Content-Type": "image/jpeg"})
-        image = {"__type": "File", "name": json.loads(urllib.request.urlopen(req).read())["name"]}
-        user = {"__type": "Pointer", "className": "_User", "objectId": "abcdefghij"}
-        one = json.loads(api(port, "POST", "/classes/WallImage", {"userFBId": "10001", "user": user, "image": image}))["objectId"]
-        batch = [{"method": "POST", "path": "/parse/classes/WallImage",
-                  "body": {"userFBId": "q", "user": user, "image": image, "n": i}}
-                 for i in range(100)]
-        api(port, "POST", "/batch", {"requests": batch})
-        get_path = f"/classes/WallImage/{one}"
-        query_path = "/classes/WallImage?where=%7B%22userFBId%22%3A%22q%22%7D&order=-createdAt&limit=100"
-        get_body = api(port, "GET", get_path)
-        query_body = api(port, "GET", query_path)
+        get_path, query_path, get_body, query_body = seed(work, port)
+        base = None
+        if BASELINE:
+            os.makedirs(os.path.join(work, "base"))
+            base = start_photowall(os.path.join(work, "base"), BASELINE)
+            bget, bquery, _, _ = seed(work, base[1])
         ng, nport = start_nginx(os.path.join(work, "ng"))
         with open(os.path.join(work, "ng", "www", "get.json"), "wb") as f:
             f.write(get_body)
         with open(os.path.join(work, "ng", "www", "query.json"), "wb") as f:
             f.write(query_body)
         headers = [f"X-Parse-Application-Id: {APP}"]
-        for label, path, static in [("GET one object", get_path, "get.json"), ("query 100 objects", query_path, "query.json")]:
-            ours, theirs = [], []
+        cases = [("GET one object", get_path, "get.json", base and bget),
+                 ("query 100 objects", query_path, "query.json", base and bquery)]
+        if FLOOR:
+            with open(os.path.join(work, "ng", "www", "health.json"), "wb") as f:
+                f.write(api(port, "GET", "/health"))
+            cases.insert(0, ("engine floor: GET /health, no handler", "/health", "health.json", base and "/health"))
+        for label, path, static, bpath in cases:
+            ours, theirs, baseline = [], [], []
             for _ in range(ROUNDS):   # taken in turn so drift hits both
                 ours.append(wrk(f"http://127.0.0.1:{port}/parse{path}", headers))
                 theirs.append(wrk(f"http://127.0.0.1:{nport}/{static}"))
+                if base:
+                    baseline.append(wrk(f"http://127.0.0.1:{base[1]}/parse{bpath}", headers))
             o = (statistics.median(r for r, _ in ours), statistics.median(p for _, p in ours))
             t = (statistics.median(r for r, _ in theirs), statistics.median(p for _, p in theirs))
-            size = len(get_body if static == 'get.json' else query_body)
-            if static == "get.json":
+            size = {"get.json": len(get_body), "query.json": len(query_body)}.get(static) or os.path.getsize(os.path.join(work, "ng", "www", static))
+            if static == "health.json":
+                rate_goal = p99_goal = ("", None)
+            elif static == "get.json":
                 rate_goal = ("ratio ≥ 0.40", o[0] / t[0] >= 0.4)
                 p99_goal = ("", None)
             else:
@@ -121,6 +150,12 @@ def main():
                 p99_goal = ("ratio ≤ 5", o[1] / t[1] <= 5)
             rows.append((f"{label} ({size} B)", "req/s", o[0], t[0], o[0] / t[0], rate_goal))
             rows.append((f"{label} p99", "ms", o[1], t[1], o[1] / t[1], p99_goal))
+            if base:
+                b = (statistics.median(r for r, _ in baseline), statistics.median(p for _, p in baseline))
+                rows.append((f"  baseline binary, req/s (PhotoWall ÷ baseline: {o[0] / b[0]:.2f}×)", "req/s", b[0], t[0], b[0] / t[0]))
+                rows.append((f"  baseline binary, p99 (PhotoWall ÷ baseline: {o[1] / b[1]:.2f}×)", "ms", b[1], t[1], b[1] / t[1]))
+        if base:
+            stop(base[0])
         stop(pw)
         if not UPLOAD:
             ng.send_signal(signal.SIGQUIT)
