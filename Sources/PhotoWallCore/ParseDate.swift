@@ -45,15 +45,7 @@ public struct ParseDate: Sendable, Hashable, Comparable, CustomStringConvertible
         let milli = Int(ms - totalSeconds * 1000)
         let days = totalSeconds >= 0 ? totalSeconds / 86400 : (totalSeconds - 86399) / 86400
         let secondOfDay = Int(totalSeconds - days * 86400)
-        let z = days + 719468
-        let era = (z >= 0 ? z : z - 146096) / 146097
-        let doe = z - era * 146097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = Int(doy - (153 * mp + 2) / 5 + 1)
-        let month = Int(mp < 10 ? mp + 3 : mp - 9)
-        let year = Int(yoe + era * 400 + (month <= 2 ? 1 : 0))
+        let (year, month, day) = Self.civil(fromDays: Int(days))
         func put(_ v: Int, _ width: Int, at start: Int) {
             var v = v
             for k in stride(from: start + width - 1, through: start, by: -1) {
@@ -68,6 +60,19 @@ public struct ParseDate: Sendable, Hashable, Comparable, CustomStringConvertible
         put(secondOfDay / 60 % 60, 2, at: 14); p[16] = 58
         put(secondOfDay % 60, 2, at: 17); p[19] = 46
         put(milli, 3, at: 20); p[23] = 90
+    }
+
+    /// Proleptic Gregorian date of a day count since 1970-01-01 (H. Hinnant's `civil_from_days`).
+    public static func civil(fromDays z0: Int) -> (year: Int, month: Int, day: Int) {
+        let z = z0 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
     public var description: String { iso }
