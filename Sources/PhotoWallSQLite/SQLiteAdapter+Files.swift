@@ -65,10 +65,13 @@ extension SQLiteAdapter: FileRecordStore {
         }
     }
 
+    /// Not synced before it returns (`write(durable: false)`; the next durable commit makes it
+    /// durable): a claim lost in a crash is redone by `FileService.removeUnclaimed`, which claims
+    /// every unclaimed file an object names instead of removing it.
     public func claimFiles(named names: [String]) throws(ParseError) {
         guard !names.isEmpty else { return }
         _ = try guarded {
-            try db.write { conn in
+            try db.write(durable: false) { conn in
                 try conn.run("UPDATE _FILES SET unclaimed = 0 WHERE name IN (\(names.map { _ in "?" }.joined(separator: ",")))", names.map { .text($0) })
             }
         }

@@ -19,6 +19,8 @@ public protocol FileRecordStore: Sendable {
     func files(ownedBy owner: String, sha256 digests: [String]) throws(ParseError) -> [FileRecord]
     /// Names of up to `limit` files still `unclaimed`, recorded before `date`, oldest first.
     func unclaimedFileNames(before date: ParseDate, limit: Int) throws(ParseError) -> [String]
-    /// Clears `unclaimed` on the named files (their object is stored).
+    /// Clears `unclaimed` on the named files (their object is stored). Need not be durable when it
+    /// returns: a claim a crash loses is redone by the unclaimed sweep, which claims the files an
+    /// object names instead of removing them.
     func claimFiles(named names: [String]) throws(ParseError)
 }
