@@ -5,14 +5,19 @@ import PhotoWallStorage
 /// File metadata in `_FILES`.
 extension SQLiteAdapter: FileRecordStore {
     public func insertFile(_ r: FileRecord) throws(ParseError) {
-        _ = try guarded {
-            try db.write { conn in
-                try conn.run("INSERT INTO _FILES(name, contentType, byteCount, sha256, createdAt, originalName, declaredType, owner, unclaimed) VALUES (?,?,?,?,?,?,?,?,?)",
-                             [.text(r.name), .text(r.contentType), .integer(r.byteCount), .text(r.sha256), .integer(r.createdAt.millisecondsSince1970),
-                              r.originalName.map { .text($0) } ?? .null, r.declaredType.map { .text($0) } ?? .null,
-                              r.owner.map { .text($0) } ?? .null, .integer(r.unclaimed ? 1 : 0)])
-            }
-        }
+        _ = try guarded { try db.write { conn in try Self.insertFile(r, conn) } }
+    }
+
+    /// All records in one transaction: one durable commit.
+    public func insertFiles(_ records: [FileRecord]) throws(ParseError) {
+        _ = try guarded { try db.writeTransaction { conn in for r in records { try Self.insertFile(r, conn) } } }
+    }
+
+    private static func insertFile(_ r: FileRecord, _ conn: SQLiteConnection) throws {
+        try conn.run("INSERT INTO _FILES(name, contentType, byteCount, sha256, createdAt, originalName, declaredType, owner, unclaimed) VALUES (?,?,?,?,?,?,?,?,?)",
+                     [.text(r.name), .text(r.contentType), .integer(r.byteCount), .text(r.sha256), .integer(r.createdAt.millisecondsSince1970),
+                      r.originalName.map { .text($0) } ?? .null, r.declaredType.map { .text($0) } ?? .null,
+                      r.owner.map { .text($0) } ?? .null, .integer(r.unclaimed ? 1 : 0)])
     }
 
     public func file(named name: String) throws(ParseError) -> FileRecord? {
@@ -65,10 +70,13 @@ extension SQLiteAdapter: FileRecordStore {
         }
     }
 
+    /// Not synced before it returns (`write(durable: false)`; the next durable commit makes it
+    /// durable): a claim lost in a crash is redone by `FileService.removeUnclaimed`, which claims
+    /// every unclaimed file an object names instead of removing it.
     public func claimFiles(named names: [String]) throws(ParseError) {
         guard !names.isEmpty else { return }
         _ = try guarded {
-            try db.write { conn in
+            try db.write(durable: false) { conn in
                 try conn.run("UPDATE _FILES SET unclaimed = 0 WHERE name IN (\(names.map { _ in "?" }.joined(separator: ",")))", names.map { .text($0) })
             }
         }

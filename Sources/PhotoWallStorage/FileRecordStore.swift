@@ -7,6 +7,9 @@ import PhotoWallCore
 public protocol FileRecordStore: Sendable {
     /// - Throws: 137 when a file of that name is already recorded.
     func insertFile(_ record: FileRecord) throws(ParseError)
+    /// Records several files at once: all of them or (on a throw) none.
+    /// - Throws: 137 when one of the names is already recorded.
+    func insertFiles(_ records: [FileRecord]) throws(ParseError)
     /// The record, or nil when there is none.
     func file(named name: String) throws(ParseError) -> FileRecord?
     /// - Returns: false when there was no such file.
@@ -19,6 +22,21 @@ public protocol FileRecordStore: Sendable {
     func files(ownedBy owner: String, sha256 digests: [String]) throws(ParseError) -> [FileRecord]
     /// Names of up to `limit` files still `unclaimed`, recorded before `date`, oldest first.
     func unclaimedFileNames(before date: ParseDate, limit: Int) throws(ParseError) -> [String]
-    /// Clears `unclaimed` on the named files (their object is stored).
+    /// Clears `unclaimed` on the named files (their object is stored). Need not be durable when it
+    /// returns: a claim a crash loses is redone by the unclaimed sweep, which claims the files an
+    /// object names instead of removing them.
     func claimFiles(named names: [String]) throws(ParseError)
+}
+
+extension FileRecordStore {
+    /// One `insertFile` per record, removing those already recorded when one fails. Adapters that
+    /// can make it one transaction (one durable commit) do.
+    public func insertFiles(_ records: [FileRecord]) throws(ParseError) {
+        for (i, record) in records.enumerated() {
+            do throws(ParseError) { try insertFile(record) } catch {
+                for done in records[..<i] { _ = try? deleteFile(named: done.name) }
+                throw error
+            }
+        }
+    }
 }

@@ -74,12 +74,12 @@ public final class ThumbnailService: Sendable {
         var stored: [String] = []
         let undo: @Sendable ([String]) -> Void = { [files] names in for n in names { try? files.delete(name: n) } }
         do {
-            let display = try files.storeUnclaimed(made.display.bytes, name: "\(base)_display.\(made.display.format.fileExtension)",
-                                          contentType: made.display.mimeType, owner: owner)
-            stored.append(display.name)
-            let thumb = try files.storeUnclaimed(made.thumbnail.bytes, name: "\(base)_thumbnail.\(made.thumbnail.format.fileExtension)",
-                                        contentType: made.thumbnail.mimeType, owner: owner)
-            stored.append(thumb.name)
+            let records = try files.storeUnclaimed([
+                (made.display.bytes, "\(base)_display.\(made.display.format.fileExtension)", made.display.mimeType),
+                (made.thumbnail.bytes, "\(base)_thumbnail.\(made.thumbnail.format.fileExtension)", made.thumbnail.mimeType),
+            ], owner: owner)
+            let (display, thumb) = (records[0], records[1])
+            stored = records.map(\.name)
             let names = stored
             let claimAndRemove: @Sendable () -> Void = { [files, logger] in
                 files.claim(names, logger: logger)

@@ -48,4 +48,25 @@ import PhotoWallStorage
         #expect(try db.file(named: "c_3.jpg")?.unclaimed == false)
         #expect(try db.unclaimedFileNames(before: ParseDate(millisecondsSince1970: 41), limit: 10) == ["b_2.jpg", "d_4.jpg"])
     }
+
+    /// A photo's display and thumbnail are recorded together: both, or (one name taken) neither.
+    @Test(arguments: Backend.allCases)
+    func severalFilesAreRecordedAllOrNone(_ backend: Backend) throws {
+        let db = try backend.open().db
+        func record(_ name: String) -> FileRecord {
+            FileRecord(name: name, contentType: "image/jpeg", byteCount: 1, sha256: "00", createdAt: ParseDate(millisecondsSince1970: 7),
+                       owner: "u1", unclaimed: true)
+        }
+        try db.insertFiles([record("e_display.jpg"), record("e_thumbnail.jpg")])
+        #expect(try db.file(named: "e_display.jpg") == record("e_display.jpg"))
+        #expect(try db.file(named: "e_thumbnail.jpg") == record("e_thumbnail.jpg"))
+        do {
+            try db.insertFiles([record("f_display.jpg"), record("e_thumbnail.jpg")])
+            Issue.record("expected a duplicate")
+        } catch {
+            #expect(error.code == .duplicateValue)
+        }
+        #expect(try db.file(named: "f_display.jpg") == nil)
+        #expect(try db.file(named: "e_thumbnail.jpg") == record("e_thumbnail.jpg"))
+    }
 }

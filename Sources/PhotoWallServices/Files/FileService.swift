@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import PhotoWallCore
 import PhotoWallCrypto
 import PhotoWallImaging
@@ -192,33 +193,46 @@ public final class FileService: Sendable {
     }
 
     /// Stores bytes the server made for an object not stored yet (a photo's thumbnail and display)
-    /// as a Parse file named `<32 hex>_<name>`, owned by `owner`: the record comes first, marked
-    /// `unclaimed`, then the bytes, so a crash at any point leaves a record the orphan sweep
-    /// (`removeUnclaimed`) finds. Call `claim` once the object naming it is stored.
-    /// - Throws: 130 when storing fails (nothing is left behind).
-    public func storeUnclaimed(_ bytes: [UInt8], name: String, contentType: String, owner: String?) throws(ParseError) -> FileRecord {
-        let stored = Self.storedName(for: name, contentType: contentType)
-        let record = FileRecord(name: stored, contentType: contentType, byteCount: Int64(bytes.count),
-                                sha256: Digest.hash(.sha256, bytes).hexString, createdAt: ParseDate.now(), owner: owner, unclaimed: true)
+    /// as Parse files named `<32 hex>_<name>`, owned by `owner`: the records come first, marked
+    /// `unclaimed` (in one commit), then the bytes, so a crash at any point leaves records the orphan
+    /// sweep (`removeUnclaimed`) finds. The files' bytes are written and made durable side by side
+    /// (their syncs overlap instead of queueing). Call `claim` once the object naming them is stored.
+    /// - Returns: the records, in the order of `files`.
+    /// - Throws: 130 when storing any of them fails (nothing is left behind).
+    public func storeUnclaimed(_ files: [(bytes: [UInt8], name: String, contentType: String)], owner: String?) throws(ParseError) -> [FileRecord] {
+        let records = files.map { file in
+            FileRecord(name: Self.storedName(for: file.name, contentType: file.contentType), contentType: file.contentType,
+                       byteCount: Int64(file.bytes.count), sha256: Digest.hash(.sha256, file.bytes).hexString,
+                       createdAt: ParseDate.now(), owner: owner, unclaimed: true)
+        }
         do {
-            try records.insertFile(record)
+            try self.records.insertFiles(records)
         } catch {
-            throw ParseError(.fileSaveError, "Could not store file: \(stored).", cause: error)
+            throw ParseError(.fileSaveError, "Could not store file: \(records.map(\.name).joined(separator: ", ")).", cause: error)
         }
-        do throws(ParseError) {
-            let writer = try store.makeWriter(for: stored)
-            let failure = bytes.withUnsafeBytes { b -> ParseError? in
-                do throws(ParseError) { try writer.write(b); try writer.commit(); return nil } catch { return error }
+        let failures = Mutex<[Int: ParseError]>([:])
+        DispatchQueue.concurrentPerform(iterations: files.count) { i in
+            do throws(ParseError) {
+                let writer = try store.makeWriter(for: records[i].name)
+                let failure = files[i].bytes.withUnsafeBytes { b -> ParseError? in
+                    do throws(ParseError) { try writer.write(b); try writer.commit(); return nil } catch { return error }
+                }
+                if let failure {
+                    writer.abort()
+                    throw failure
+                }
+            } catch {
+                failures.withLock { $0[i] = error }
             }
-            if let failure {
-                writer.abort()
-                throw failure
-            }
-        } catch {
-            _ = try? records.deleteFile(named: stored)
-            throw error
         }
-        return record
+        if let failure = failures.withLock({ $0.sorted { $0.key < $1.key }.first?.value }) {
+            for (i, record) in records.enumerated() {
+                if failures.withLock({ $0[i] }) == nil { _ = try? store.delete(record.name) }
+                _ = try? self.records.deleteFile(named: record.name)
+            }
+            throw failure
+        }
+        return records
     }
 
     /// Marks server-made files as belonging to a stored object (see `storeUnclaimed`). Failures are
