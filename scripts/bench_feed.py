@@ -44,7 +44,7 @@ LIMIT = 20
 
 def wrk(url, token, connections):
     """wrk on URL: the feed call with TOKEN, or with None a plain GET (the HTTP floor).
-    - Returns: (p50 ms, p99 ms, req/s)."""
+    - Returns: (p50 ms, p99 ms, req/s, requests)."""
     script = tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False)
     if token:
         script.write('wrk.method = "POST"\nwrk.body = \'{"limit":%d}\'\n'
@@ -62,7 +62,22 @@ def wrk(url, token, connections):
     def ms(p):
         m = re.search(rf"{p}%\s+([\d.]+)(us|ms|s)", out)
         return float(m.group(1)) * {"us": 0.001, "ms": 1, "s": 1000}[m.group(2)]
-    return ms("50"), ms("99"), float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    return (ms("50"), ms("99"), float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1)),
+            int(re.search(r"(\d+) requests in", out).group(1)))
+
+
+def cpu_ms(pid):
+    """The CPU time (user + system) process PID has used, in ms."""
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def served(url, token, pid):
+    """wrk -c1 on the feed with the server's CPU per page (robust where a loaded machine stretches wall times).
+    - Returns: (p50 ms, p99 ms, CPU ms per page)."""
+    before = cpu_ms(pid)
+    p50, p99, _, n = wrk(url, token, 1)
+    return p50, p99, (cpu_ms(pid) - before) / max(n, 1)
 
 
 def raw_sql(db, viewer, runs=200):
@@ -71,7 +86,7 @@ def raw_sql(db, viewer, runs=200):
     fastest of four forms: per-author and time-scan, over the image rows or the `_FEED` projection),
     the images' rows, their comment counts (the `_FEED_COMMENTS` counter where the database has it,
     else count(*)), each image's latest 3 comments and the authors' rows.
-    - Returns: (p50 ms, p99 ms) of the fastest form (picked by 20 pages of each)."""
+    - Returns: (p50 ms, p99 ms, CPU ms per page) of the fastest form (picked by 20 pages of each)."""
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, check_same_thread=False)
     # As PhotoWall's reader connections are opened (`SQLiteDatabase.read`): the file mapped.
     con.execute("PRAGMA mmap_size = 1099511627776").fetchall()
@@ -125,8 +140,9 @@ def raw_sql(db, viewer, runs=200):
 
     # The fastest form by the median of a first 20 pages each, then RUNS pages of it.
     fastest = min(forms, key=lambda sql: statistics.median(timed(sql, 20)))
+    cpu = time.process_time()
     times = timed(fastest, runs)
-    best = (statistics.median(times), times[int(len(times) * 0.99) - 1])
+    best = (statistics.median(times), times[int(len(times) * 0.99) - 1], (time.process_time() - cpu) * 1000 / runs)
     con.close()
     return best
 
@@ -146,7 +162,8 @@ def serve(binary, work, db_args):
 def serve_and_measure(work, seeded, db_args, raw_db=None, baseline=None):
     """Serves WORK (with DB_ARGS) and, for ROUNDS rounds, runs wrk for each seeded viewer, the baseline
     binary's wrk -c1 and the raw SQL on RAW_DB when given, one after another.
-    - Returns: (rows (friends, p50, p99, req/s, raw p50, raw p99, baseline p50, baseline p99), HTTP floor p50 ms), medians of the rounds."""
+    - Returns: (rows (friends, p50, p99, req/s, raw p50, raw p99, baseline p50, baseline p99, CPU ms per page of
+      PhotoWall, the raw SQL and the baseline), HTTP floor p50 ms), medians of the rounds."""
     servers = [serve(BIN, work, db_args)] + ([serve(baseline, work, db_args)] if baseline else [])
     samples = {v["friends"]: [] for v in seeded["viewers"]}
     floor = []
@@ -157,11 +174,11 @@ def serve_and_measure(work, seeded, db_args, raw_db=None, baseline=None):
             for v in seeded["viewers"]:
                 urls = [f"http://127.0.0.1:{port}/parse/functions/feed" for _, port in servers]
                 # Latency with one connection (service time, as the raw SQL is timed); throughput with 8.
-                p50, p99, _ = wrk(urls[0], v["sessionToken"], 1)
-                b50, b99, _ = wrk(urls[1], v["sessionToken"], 1) if baseline else (None, None, None)
-                r50, r99 = raw_sql(raw_db, v) if raw_db else (None, None)
-                _, _, rps = wrk(urls[0], v["sessionToken"], 8)
-                samples[v["friends"]].append((p50, p99, rps, r50, r99, b50, b99))
+                p50, p99, cpu = served(urls[0], v["sessionToken"], servers[0][0].pid)
+                b50, b99, bcpu = served(urls[1], v["sessionToken"], servers[1][0].pid) if baseline else (None, None, None)
+                r50, r99, rcpu = raw_sql(raw_db, v) if raw_db else (None, None, None)
+                _, _, rps, _ = wrk(urls[0], v["sessionToken"], 8)
+                samples[v["friends"]].append((p50, p99, rps, r50, r99, b50, b99, cpu, rcpu, bcpu))
     finally:
         for p, _ in servers:
             p.stdin.close()
@@ -233,15 +250,18 @@ def main():
     load.append(os.getloadavg()[0])
     print(f"\nFeed benchmark — {seeded['images']} images, {seeded['users']} users, page of {LIMIT} with latest 3 comments; "
           f"p50/p99 with wrk -c1, req/s with wrk -c8, -d{DURATION}s; medians of {ROUNDS} rounds; load average {load[0]:.1f} → {load[1]:.1f}; "
-          "raw SQL = the same page through Python sqlite3, one query after another (SQLite only). "
+          "raw SQL = the same page through Python sqlite3, one query after another (SQLite only); cpu/page = the server's "
+          "CPU time (user + system) per page during the wrk -c1 run, raw cpu = the Python process's per page. "
           "PostgreSQL 15 is the throw-away one of scripts/pg.sh (loopback, fsync off)."
           + (f" Baseline = {BASELINE} on the same data, in the same rounds." if BASELINE else ""))
     print(f"{'database':>10} {'seeded s':>8} {'friends':>8} {'p50 ms':>8} {'p99 ms':>8} {'req/s':>8} {'raw p50':>8} {'raw p99':>8} "
-          f"{'p50 ratio':>9} {'p99 ratio':>9}" + (f" {'base p50':>8} {'base p99':>8}" if BASELINE else ""))
+          f"{'p50 ratio':>9} {'p99 ratio':>9} {'cpu/page':>8} {'raw cpu':>8} {'cpu ratio':>9}"
+          + (f" {'base p50':>8} {'base p99':>8} {'base cpu':>8}" if BASELINE else ""))
     for label, seed_s, rows, floor in results:
-        for f, p50, p99, rps, r50, r99, b50, b99 in rows:
-            raw = f"{r50:8.2f} {r99:8.2f} {p50 / r50:9.2f} {p99 / r99:9.2f}" if r99 else f"{'-':>8} {'-':>8} {'-':>9} {'-':>9}"
-            base = f" {b50:8.2f} {b99:8.2f}" if b50 is not None else (f" {'-':>8} {'-':>8}" if BASELINE else "")
+        for f, p50, p99, rps, r50, r99, b50, b99, cpu, rcpu, bcpu in rows:
+            raw = (f"{r50:8.2f} {r99:8.2f} {p50 / r50:9.2f} {p99 / r99:9.2f} {cpu:8.2f} {rcpu:8.2f} {cpu / rcpu:9.2f}" if r99
+                   else f"{'-':>8} {'-':>8} {'-':>9} {'-':>9} {cpu:8.2f} {'-':>8} {'-':>9}")
+            base = f" {b50:8.2f} {b99:8.2f} {bcpu:8.2f}" if b50 is not None else (f" {'-':>8} {'-':>8} {'-':>8}" if BASELINE else "")
             print(f"{label:>10} {seed_s:8.0f} {f:>8} {p50:8.2f} {p99:8.2f} {rps:8.0f} {raw}{base}")
         print(f"{label:>10} HTTP floor (GET /parse/health, wrk -c1): p50 {floor:.2f} ms")
     big = IMAGES >= 4_000_000
