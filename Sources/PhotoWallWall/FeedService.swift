@@ -99,9 +99,7 @@ public final class FeedService: Sendable {
 
     func render(keys: [FeedCursor], limit: Int, auth: AuthContext, objects: ObjectService) throws(ParseError) -> JSON {
         let ids = keys.map(\.objectId)
-        let found = try rows.find(StoredQuery(className: WallSchema.imageClass, predicate: .inList("objectId", ids.map { .string($0) }, negated: false),
-                                                  readers: nil))
-        let byId = Dictionary(found.map { ($0.objectId, $0) }, uniquingKeysWith: { a, _ in a })
+        let byId = try shownImages(ids)
         let images = ids.compactMap { byId[$0] }
         let comments = try store.comments(ofImages: images.map(\.objectId), perImage: Self.latestComments)
         // Authors as `include=user` on these posts shows them (the private-user rule of `WallRules`):
@@ -109,8 +107,16 @@ public final class FeedService: Sendable {
         let imageAuthors = Set(images.compactMap { $0.fields["user"]?["objectId"]?.stringValue })
         var commentAuthors = Set<String>()
         for (_, c) in comments { for x in c.latest { if let u = x.fields["user"]?["objectId"]?.stringValue { commentAuthors.insert(u) } } }
-        var seen = try objects.includedObjects(className: "_User", ids: imageAuthors, via: WallSchema.imageClass + ".user", auth: auth)
-        for (id, u) in try objects.includedObjects(className: "_User", ids: commentAuthors, via: WallSchema.commentClass + ".user", auth: auth) { seen[id] = u }
+        let (imageVia, commentVia) = (WallSchema.imageClass + ".user", WallSchema.commentClass + ".user")
+        var seen: [String: [String: JSON]]
+        if let view = wall.restrictedView(for: "_User"), view.revealedThrough.contains(imageVia) != view.revealedThrough.contains(commentVia) {
+            seen = try objects.includedObjects(className: "_User", ids: imageAuthors, via: imageVia, auth: auth)
+            for (id, u) in try objects.includedObjects(className: "_User", ids: commentAuthors, via: commentVia, auth: auth) { seen[id] = u }
+        } else {
+            // Both pointers reveal a user alike (`includedObjects` decides by whether `via` is in
+            // the view's `revealedThrough`), so one lookup answers for both.
+            seen = try objects.includedObjects(className: "_User", ids: imageAuthors.union(commentAuthors), via: imageVia, auth: auth)
+        }
         var people: [String: JSON] = [:]
         for (id, u) in seen {
             people[id] = ["objectId": .string(id), "name": u["name"] ?? .null, "fbId": u["fbId"] ?? .null]
@@ -151,6 +157,35 @@ public final class FeedService: Sendable {
         }
         let next: JSON = keys.count == limit ? keys.last.map { .string(Self.encodeCursor($0)) } ?? .null : .null
         return ["images": .array(out), "nextCursor": next]
+    }
+
+    /// The fields of an image the feed shows (`render`).
+    static let shownImageFields = ["image", "thumbnail", "display", "width", "height", "caption", "user"]
+    static let shownImageKeys = shownImageFields.map { Array($0.utf8) }
+
+    /// The page's images by objectId, holding only `shownImageFields` and no ACL (the feed reads
+    /// images with the master's rights and applies the wall's rules itself). Where the store hands
+    /// out its rows' text (`ObjectStore.forEachStoredRow`), only those members are decoded; else
+    /// the rows are decoded whole (`find`).
+    func shownImages(_ ids: [String]) throws(ParseError) -> [String: StoredObject] {
+        let q = StoredQuery(className: WallSchema.imageClass, predicate: .inList("objectId", ids.map { .string($0) }, negated: false), readers: nil)
+        var out: [String: StoredObject] = [:]
+        out.reserveCapacity(ids.count)
+        var unreadable = false
+        let streamed = try rows.forEachStoredRow(q) { row in
+            var fields: [String: JSON] = [:]
+            let whole = JSON.forEachMember(ofObjectText: row.fieldsText) { key, value in
+                guard let i = Self.shownImageKeys.firstIndex(where: { $0.elementsEqual(key) }) else { return }
+                fields[Self.shownImageFields[i]] = try? JSON.parse(value)
+            }
+            if !whole { unreadable = true }
+            let id = String(decoding: row.objectId, as: UTF8.self)
+            out[id] = StoredObject(className: row.className, objectId: id, createdAt: row.createdAt, updatedAt: row.updatedAt, fields: fields, acl: nil)
+        }
+        guard streamed, !unreadable else {
+            return Dictionary(try rows.find(q).map { ($0.objectId, $0) }, uniquingKeysWith: { a, _ in a })
+        }
+        return out
     }
 
     /// Opaque cursor: base64url of `<createdAt ms>:<objectId>`.

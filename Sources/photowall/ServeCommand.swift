@@ -85,8 +85,9 @@ enum ServeCommand {
           --wall-visibility V    friends: images and comments seen by the owner and the owner's friends (default);
                                  public: by everyone (PHOTOWALL_WALL_VISIBILITY)
           --feed-threshold N     authors (friends + 1) up to which the feed probes per author; above it, it scans by
-                                 time (PHOTOWALL_FEED_THRESHOLD; default 300 on SQLite; on PostgreSQL
-                                 √(0.045 × \(WallSchema.imageClass) rows), about 210 at 1M and 670 at 10M: the measured crossovers)
+                                 time (PHOTOWALL_FEED_THRESHOLD; default: the database's measured crossover for the
+                                 \(WallSchema.imageClass) rows it holds, re-read each minute: SQLite √(0.3 × images), 547 at 1M
+                                 and 1,095 at 4M; PostgreSQL √(0.045 × rows), about 210 at 1M and 670 at 10M)
           --web-root DIR         serve the browser wall at / from DIR instead of the shipped files (PHOTOWALL_WEB_ROOT)
 
         Facebook login:
@@ -224,9 +225,10 @@ enum ServeCommand {
         guard let visibility = WallRules.Visibility(rawValue: visibilityText) else {
             throw UsageError(description: "bad --wall-visibility '\(visibilityText)' (friends or public)")
         }
-        // Crossovers: PostgreSQL ~700 (social-and-uploads.md §5.4); SQLite ~300 with the covering feed table
-        // (measured with scripts/bench_feed.py: at 500 friends the time walk is 2x faster than 501 probes).
-        var threshold: Int? = database is PostgresAdapter ? nil : 300  // PostgreSQL: from its statistics
+        // nil: the feed store's `suggestedFeedThreshold()` for the images it holds (both adapters). A fixed
+        // 300 here used to hide SQLite's: at 500 friends on 1M images the time walk then cost 11 ms of CPU
+        // per page where the per-author statement costs 6.5 ms.
+        var threshold: Int? = nil
         if let t = o.value("feed-threshold", env: ["PHOTOWALL_FEED_THRESHOLD"]) {
             guard let n = Int(t), n >= 0 else { throw UsageError(description: "bad --feed-threshold '\(t)'") }
             threshold = n
@@ -246,6 +248,8 @@ enum ServeCommand {
         // Resolved sessions are cached for 5 s, invalidated at once by every write of a session or user in this
         // process. Not on PostgreSQL: several instances may share its database, and another instance's
         // logout would not reach this cache (see SessionCache).
+        logger.info("feed: per-author probes up to \(wall.feed.perAuthorThreshold) authors"
+                    + (threshold == nil ? " (the database's suggestion for the images it holds)" : " (--feed-threshold)"))
         let objects = ObjectService(store: database, fileRecords: database, config: config, installing: wall, events: events,
                                     sessionCacheSeconds: database is PostgresAdapter ? 0 : 5)
         let users = try UserService(objects: objects, providers: providers, logger: logger)

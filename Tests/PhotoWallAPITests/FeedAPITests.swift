@@ -128,4 +128,18 @@ import PhotoWallCore
         _ = try await post("/classes/WallImageComment", ["comment": "again", "imageObjectId": .string(a)], them)
         #expect(try await counts() == [a: 2])
     }
+
+    /// `photowall serve` takes the feed strategy's crossover from the database it opens (the feed
+    /// store's suggestion for the images it holds: at least 50 authors, growing with √images) unless
+    /// `--feed-threshold` is given; it used to fix SQLite's at 300, so its suggestion was never used.
+    @Test func serveTakesTheFeedThresholdFromTheDatabase() throws {
+        let suggested = try ParseTestServer(extraArgs: ["--log-level", "info"])
+        defer { suggested.stop() }
+        let log = suggested.serverLog()
+        #expect(log.contains("feed: per-author probes up to 50 authors (the database's suggestion for the images it holds)"), "\(log)")
+        let fixed = try ParseTestServer(extraArgs: ["--log-level", "info", "--feed-threshold", "120"])
+        defer { fixed.stop() }
+        #expect(fixed.serverLog().contains("feed: per-author probes up to 120 authors (--feed-threshold)"), "\(fixed.serverLog())")
+    }
 }
+

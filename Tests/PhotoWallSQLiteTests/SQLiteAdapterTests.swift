@@ -40,6 +40,18 @@ import PhotoWallTesting
         #expect(plan.contains("i_WallImage_userFBId"), "\(plan)")
     }
 
+    /// Reader connections map the file (`SQLiteDatabase.readerMmapBytes`, capped by SQLite's build:
+    /// 2 GiB on Debian) and read the committed rows through the mapping.
+    @Test func readersMapTheDatabaseFile() throws {
+        let raw = try SQLiteDatabase(path: dir + "/db.sqlite")
+        try raw.write { try $0.execute("CREATE TABLE t(x); INSERT INTO t VALUES (42);") }
+        let (mapped, x) = try raw.read { conn in
+            (try conn.query("PRAGMA mmap_size").first?.first?.integer ?? 0, try conn.query("SELECT x FROM t").first?.first?.integer)
+        }
+        #expect(mapped == 0x7fff0000)
+        #expect(x == 42)
+    }
+
     @Test func feedThresholdGrowsWithTheSquareRootOfTheImages() throws {
         #expect(SQLiteAdapter.feedThreshold(images: 0) == 50)
         #expect(SQLiteAdapter.feedThreshold(images: 1_000_000) == 547)

@@ -72,4 +72,36 @@ import Glibc
         #expect(parseError { try feed(["cursor": "%%%"], f.owner) }?.code == .invalidJSON)
         #expect(parseError { try feed(["limit": 0], f.owner) }?.code == .invalidQuery)
     }
+
+    /// An image's shown fields come out as stored (the feed reads only these members of the stored
+    /// row): the files with their signed URLs, width, height, a caption with escapes, the author; a
+    /// field the feed doesn't show stays out.
+    @Test func showsTheImagesFieldsAsStored() throws {
+        let f = try WallFixture()
+        let owner = try #require(f.owner.user)
+        let file = { (name: String) -> JSON in ["__type": "File", "name": .string(name)] }
+        let at = ParseDate.now()
+        let caption = "Quote \" back\\slash \u{1F600} tab\t"
+        try f.database.insert(StoredObject(className: WallSchema.imageClass, objectId: "img0000001", createdAt: at, updatedAt: at, fields: [
+            "image": file("a1_photo.jpg"), "thumbnail": file("a1_photo_thumbnail.jpg"), "display": file("a1_photo_display.jpg"),
+            "width": 1200, "height": .number(800.5), "caption": .string(caption), "likes": 7,
+            "user": ["__type": "Pointer", "className": "_User", "objectId": .string(owner.objectId)], WallSchema.authorField: "1001",
+        ], acl: nil))
+        let feed = try #require(f.objects.functions["feed"])
+        let page = try feed([:], f.friend)
+        let image = try #require(page["images"]?.arrayValue?.first)
+        #expect(image["objectId"] == "img0000001")
+        #expect(image["caption"] == .string(caption))
+        #expect(image["width"] == 1200)
+        #expect(image["height"] == .number(800.5))
+        #expect(image["likes"] == nil)
+        #expect(image["user"] == ["objectId": .string(owner.objectId), "name": "Olga Owner", "fbId": "1001"])
+        #expect(image["createdAt"] == .string(at.iso))
+        for (field, name) in [("image", "a1_photo.jpg"), ("thumbnail", "a1_photo_thumbnail.jpg"), ("display", "a1_photo_display.jpg")] {
+            #expect(image[field]?["name"] == .string(name))
+            let url = try #require(image[field]?["url"]?.stringValue)
+            #expect(url.hasPrefix(f.objects.config.fileURL(name) + "?exp="), "\(url)")
+        }
+    }
 }
+
