@@ -6,7 +6,7 @@ import PhotoWallHTTP
 import Synchronization
 
 /// WebSocket connections on libmicrohttpd's upgraded sockets, framed by wslay (RFC 6455: fragmentation,
-/// masking, ping/pong and close), on one epoll(7) loop thread of its own.
+/// masking, ping/pong and close), on one poll(2) loop thread of its own.
 ///
 /// Liveness: every `pingInterval` each connection gets a ping; one that has not answered the previous
 /// ping by then is dropped. Caps: messages over `maxMessageBytes` close the connection with 1009

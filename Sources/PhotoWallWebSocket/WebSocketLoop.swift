@@ -31,41 +31,26 @@ final class WebSocketPeer {
     /// Most bytes staged in `unsent` at once; beyond it the callback says "would block" and wslay keeps
     /// the rest queued (so the slow-consumer cap still sees them).
     static let stagingBytes = 64 * 1024
-    /// The peer's key in the loop's epoll set (`epoll_event.data.u64`; 0 is the wake-up pipe). Never
-    /// reused, unlike the socket number, which libmicrohttpd may give to a new connection after a close.
-    var token: UInt64 = 0
-    /// The epoll events the socket is registered for now.
-    var armed: UInt32 = 0
 
     init(upgraded: UpgradedConnection, connection: WebSocketConnection) {
         self.upgraded = upgraded; self.connection = connection; self.early = upgraded.bytesAlreadyRead
     }
 }
 
-/// The hub's epoll(7) loop. `@unchecked Sendable` because it is handed to its thread once at start and
+/// The hub's poll(2) loop. `@unchecked Sendable` because it is handed to its thread once at start and
 /// from then on used by that thread alone (the hub talks to it only through `pending`, the connections'
 /// outboxes and the wake-up pipe, all thread-safe).
-///
-/// Each socket stays registered (level-triggered) from adoption to `drop`, for the events its wslay
-/// context wants (`arm`), so a pass costs the ready and dirty connections, not all of them: with 1,000
-/// viewers, rebuilding and scanning a poll(2) set on every wake-up of an event's fan-out was a fixed cost
-/// per pass.
 final class WebSocketLoop: @unchecked Sendable {
     let hub: WebSocketHub
-    var peers: [WebSocketPeer] = []
-    /// Live `peers` by their connection (for the hub's dirty set) and by their epoll token.
+    var peers: [WebSocketPeer] = [] { didSet { if peers.count != oldValue.count { index() } } }
+    /// `peers` by their connection (for the hub's dirty set).
     var byConnection: [ObjectIdentifier: WebSocketPeer] = [:]
-    var byToken: [UInt64: WebSocketPeer] = [:]
-    var lastToken: UInt64 = 0
-    let epfd: Int32
 
-    init(hub: WebSocketHub) {
-        self.hub = hub
-        epfd = epoll_create1(Int32(EPOLL_CLOEXEC))
-        precondition(epfd >= 0, "epoll_create1 failed")
-        var ev = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(u64: 0))
-        precondition(epoll_ctl(epfd, EPOLL_CTL_ADD, hub.wakePipe.0, &ev) == 0, "epoll_ctl failed")
+    private func index() {
+        byConnection = Dictionary(peers.map { (ObjectIdentifier($0.connection), $0) }, uniquingKeysWith: { a, _ in a })
     }
+
+    init(hub: WebSocketHub) { self.hub = hub }
 
     func run() {
         var stopSince: ContinuousClock.Instant?
@@ -86,47 +71,37 @@ final class WebSocketLoop: @unchecked Sendable {
             if let stopSince, peers.isEmpty || ContinuousClock.now - stopSince > .seconds(3) {
                 for p in peers { drop(p) }
                 peers.removeAll()
-                close(epfd)
                 hub.finished.signal()
                 return
             }
-            let n = epoll_wait(epfd, &ready, Int32(ready.count), 1000)
-            if n < 0, errno != EINTR { hub.logger.error("websocket epoll_wait failed", ["errno": "\(errno)"]) }
-            for i in 0..<max(0, Int(n)) {
-                let token = ready[i].data.u64, revents = ready[i].events
-                if token == 0 {
-                    var buffer = [UInt8](repeating: 0, count: 256)
-                    while read(hub.wakePipe.0, &buffer, buffer.count) > 0 {}
-                    continue
+            var fds = [pollfd(fd: hub.wakePipe.0, events: Int16(POLLIN), revents: 0)]
+            for p in peers {
+                var events: Int32 = 0
+                if p.lingeringSince != nil {
+                    events = POLLIN
+                } else if let ctx = p.context {
+                    if wslay_event_want_read(ctx) != 0 { events |= POLLIN }
+                    if wslay_event_want_write(ctx) != 0 || p.unsentCount > 0 { events |= POLLOUT }
                 }
-                guard let p = byToken[token], let ctx = p.context else { continue }
+                fds.append(pollfd(fd: p.upgraded.socket, events: Int16(events), revents: 0))
+            }
+            let n = poll(&fds, nfds_t(fds.count), 1000)
+            if n < 0, errno != EINTR { hub.logger.error("websocket poll failed", ["errno": "\(errno)"]) }
+            if fds[0].revents != 0 {
+                var buffer = [UInt8](repeating: 0, count: 256)
+                while read(hub.wakePipe.0, &buffer, buffer.count) > 0 {}
+            }
+            for (i, p) in peers.enumerated() where fds[i + 1].revents != 0 {
                 if p.lingeringSince != nil { discardInput(p); continue }
-                if revents & (EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue) != 0, wslay_event_want_read(ctx) != 0 {
+                guard let ctx = p.context else { continue }
+                let revents = Int32(fds[i + 1].revents)
+                if revents & (POLLIN | POLLHUP | POLLERR) != 0, wslay_event_want_read(ctx) != 0 {
                     if wslay_event_recv(ctx) != 0 { drop(p); continue }
                 }
                 pump(p)
             }
             ping()
         }
-    }
-
-    /// Ready events of one `epoll_wait` (more wait for the next pass: level-triggered).
-    private var ready = [epoll_event](repeating: epoll_event(), count: 256)
-
-    /// Registers `p`'s socket for what its wslay context wants now: input while it reads (or lingers),
-    /// output while wslay or `unsent` holds bytes. Called after anything that may change that.
-    private func arm(_ p: WebSocketPeer) {
-        guard let ctx = p.context else { return }
-        var want: UInt32 = 0
-        if p.lingeringSince != nil {
-            want = EPOLLIN.rawValue
-        } else {
-            if wslay_event_want_read(ctx) != 0 { want |= EPOLLIN.rawValue }
-            if wslay_event_want_write(ctx) != 0 || p.unsentCount > 0 { want |= EPOLLOUT.rawValue }
-        }
-        guard want != p.armed else { return }
-        var ev = epoll_event(events: want, data: epoll_data_t(u64: p.token))
-        if epoll_ctl(epfd, EPOLL_CTL_MOD, p.upgraded.socket, &ev) == 0 { p.armed = want } else { drop(p) }
     }
 
     /// Creates wslay contexts for newly upgraded sockets.
@@ -150,24 +125,11 @@ final class WebSocketLoop: @unchecked Sendable {
                 continue
             }
             wslay_event_config_set_max_recv_msg_length(ctx, UInt64(hub.limits.maxMessageBytes))
-            lastToken += 1
-            peer.token = lastToken
-            var ev = epoll_event(events: EPOLLIN.rawValue, data: epoll_data_t(u64: peer.token))
-            guard epoll_ctl(epfd, EPOLL_CTL_ADD, upgraded.socket, &ev) == 0 else {
-                wslay_event_context_free(ctx)
-                upgraded.close()
-                hub.release(address: connection.remoteAddress)
-                continue
-            }
-            peer.armed = EPOLLIN.rawValue
             peer.context = ctx
             peer.session = accept(connection)
             peers.append(peer)
-            byConnection[ObjectIdentifier(connection)] = peer
-            byToken[peer.token] = peer
-            // Bytes that came with the head: frame them now (epoll would not report them).
-            if !peer.early.isEmpty, wslay_event_recv(ctx) != 0 { drop(peer); continue }
-            pump(peer)
+            // Bytes that came with the head: frame them now (poll would not report them).
+            if !peer.early.isEmpty, wslay_event_recv(ctx) != 0 { drop(peer) }
         }
     }
 
@@ -207,7 +169,6 @@ final class WebSocketLoop: @unchecked Sendable {
         }
         let framed = wslay_event_get_queued_msg_length(ctx) + p.unsentCount
         p.connection.outbox.withLock { $0.framedBytes = framed }
-        arm(p)
     }
 
     /// Writes what `unsent` holds with one send(2). - Returns: false when the socket failed (not when it is full).
@@ -238,7 +199,6 @@ final class WebSocketLoop: @unchecked Sendable {
             if done {
                 _ = shutdown(p.upgraded.socket, Int32(SHUT_WR))
                 p.lingeringSince = now
-                arm(p)
                 discardInput(p)
                 return p.context == nil
             }
@@ -284,11 +244,6 @@ final class WebSocketLoop: @unchecked Sendable {
         p.context = nil
         wslay_event_context_free(ctx)
         p.unsent = []; p.unsentOffset = 0
-        // Out of the set before libmicrohttpd closes the socket (its number may then be reused).
-        var none = epoll_event()
-        _ = epoll_ctl(epfd, EPOLL_CTL_DEL, p.upgraded.socket, &none)
-        byConnection[ObjectIdentifier(p.connection)] = nil
-        byToken[p.token] = nil
         p.connection.outbox.withLock { $0.closed = true; $0.messages.removeAll() }
         p.upgraded.close()
         hub.release(address: p.connection.remoteAddress)
