@@ -239,7 +239,9 @@ def run_once(binary, mode):
             p.start()
             procs.append(p)
         for _ in shares:
-            ready.acquire()
+            # A viewer process that fails while opening exits without releasing: end the run, don't wait forever.
+            if not ready.acquire(timeout=300):
+                raise SystemExit("the viewers did not all open within 300 s (see the viewer processes' messages above)")
         time.sleep(1)
         per_conn = (rss_kib(srv.pid) - base) / VIEWERS
         acks, seen_by_poll, stop_polling = {}, [], threading.Event()
