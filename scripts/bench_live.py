@@ -13,8 +13,15 @@ on one core, so a frame waited behind the ~1,000 others of its event in Python, 
 of ms to p99 that were not the server's.) The table also gives the CPU the server and the load client used
 during the writes, so a reader sees which side was busy.
 
-Usage: python3 scripts/bench_live.py BIN   (BENCH_LIVE_VIEWERS=1000 BENCH_LIVE_RATE=10 BENCH_LIVE_SECONDS=10
-BENCH_LIVE_PROCS=4)"""
+Two kinds of viewers (BENCH_LIVE_MODES, both by default): `anonymous` viewers carry no session, so the server
+checks and renders each event once for all of them; `distinct` viewers are each their own logged-in user
+(sessions seeded with `photowall seed-demo --viewers 0,0,…`), so it checks a session and renders the object
+once per viewer, as a wall of real users does.
+
+Usage: python3 scripts/bench_live.py BIN [PEER_BIN …]   (BENCH_LIVE_VIEWERS=1000 BENCH_LIVE_RATE=10
+BENCH_LIVE_SECONDS=10 BENCH_LIVE_PROCS=4 BENCH_LIVE_MODES=anonymous,distinct BENCH_LIVE_RUNS=1). With peers
+(e.g. main's build) and BENCH_LIVE_RUNS=3, each mode runs 3 times with the binaries interleaved and the table
+gives each binary's medians and every run's p99."""
 import base64
 import json
 import multiprocessing
@@ -24,6 +31,7 @@ import resource
 import select
 import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 import threading
@@ -38,6 +46,9 @@ VIEWERS = int(os.environ.get("BENCH_LIVE_VIEWERS", "1000"))
 RATE = float(os.environ.get("BENCH_LIVE_RATE", "10"))
 SECONDS = float(os.environ.get("BENCH_LIVE_SECONDS", "10"))
 PROCS = max(1, min(VIEWERS, int(os.environ.get("BENCH_LIVE_PROCS", "4"))))
+MODES = [m for m in os.environ.get("BENCH_LIVE_MODES", "anonymous,distinct").split(",") if m]
+RUNS = max(1, int(os.environ.get("BENCH_LIVE_RUNS", "1")))
+assert set(MODES) <= {"anonymous", "distinct"}, "BENCH_LIVE_MODES: anonymous, distinct"
 POLLERS = 20
 POLL_S = 2.0
 SEQ = re.compile(rb'"seq":(-?\d+)')
@@ -94,18 +105,22 @@ def recv_some(s):
     return data
 
 
-def open_viewers(port, count):
-    """`count` connected, subscribed viewers: every handshake, `connect` and `subscribe` is sent first (in
-    one write per socket: the frames ride behind the request head), then the answers are read.
+def open_viewers(port, tokens):
+    """One connected, subscribed viewer per entry of `tokens` (a session token, or None for anonymous): every
+    handshake, `connect` and `subscribe` is sent first (in one write per socket: the frames ride behind the
+    request head), then the answers are read.
     - Returns: [(socket, bytes read past the `subscribed`)]."""
     socks = []
-    for _ in range(count):
+    for token in tokens:
+        connect = {"op": "connect", "applicationId": APP}
+        if token:
+            connect["sessionToken"] = token
         s = socket.create_connection(("127.0.0.1", port))
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         key = base64.b64encode(os.urandom(16)).decode()
         s.sendall(f"GET /parse HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                   f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode()
-                  + masked(json.dumps({"op": "connect", "applicationId": APP}))
+                  + masked(json.dumps(connect))
                   + masked(json.dumps({"op": "subscribe", "requestId": 1, "query": {"className": "BenchLive", "where": {}}})))
         socks.append(s)
     opened = []
@@ -131,10 +146,10 @@ def open_viewers(port, count):
     return opened
 
 
-def viewer_process(port, count, ready, done, results):
-    """Opens `count` viewers, reports ready, then records (seq, arrival) of every `create` until `done`
+def viewer_process(port, tokens, ready, done, results):
+    """Opens one viewer per session token (None: anonymous), reports ready, then records (seq, arrival) of every `create` until `done`
     (answering pings all along)."""
-    socks = open_viewers(port, count)
+    socks = open_viewers(port, tokens)
     ready.release()
     ep = select.epoll()
     bufs = {}
@@ -192,8 +207,23 @@ def pct(values, p):
     return values[min(len(values) - 1, int(len(values) * p))] if values else float("nan")
 
 
-def main(binary):
+def seed_viewers(binary, data, count):
+    """`count` distinct users, each with its own session (`photowall seed-demo --viewers 0,0,…`, straight
+    into the data folder before the server starts, so no signup's password hashing is timed).
+    - Returns: their session tokens."""
+    out = subprocess.run([binary, "seed-demo", "--data-dir", data, "--users", "1", "--images", "0", "--json",
+                          "--viewers", ",".join(["0"] * count)], check=True, capture_output=True, text=True).stdout
+    tokens = [v["sessionToken"] for v in json.loads(out)["viewers"]]
+    assert len(set(tokens)) == count, "seed-demo gave fewer sessions than viewers"
+    return tokens
+
+
+def run_once(binary, mode):
+    """One measured run of BINARY with VIEWERS viewers of MODE (`anonymous`: no session, so every viewer
+    gets the one rendering of an event; `distinct`: each viewer its own logged-in user, so the server checks
+    a session and renders the object once per viewer). - Returns: the run's figures (dict)."""
     data = tempfile.mkdtemp(prefix="photowall-bench-live-")
+    tokens = seed_viewers(binary, data, VIEWERS) if mode == "distinct" else [None] * VIEWERS
     srv, port = start_photowall(binary, data, APP, MASTER, extra=["--live-connections-per-ip", str(VIEWERS + 10)])
     ctx = multiprocessing.get_context("fork")
     procs = []
@@ -202,12 +232,16 @@ def main(binary):
         base = rss_kib(srv.pid)
         ready, done, results = ctx.Semaphore(0), ctx.Event(), ctx.Queue()
         shares = [VIEWERS // PROCS + (1 if i < VIEWERS % PROCS else 0) for i in range(PROCS)]
+        offset = 0
         for share in shares:
-            p = ctx.Process(target=viewer_process, args=(port, share, ready, done, results), daemon=True)
+            p = ctx.Process(target=viewer_process, args=(port, tokens[offset:offset + share], ready, done, results), daemon=True)
+            offset += share
             p.start()
             procs.append(p)
         for _ in shares:
-            ready.acquire()
+            # A viewer process that fails while opening exits without releasing: end the run, don't wait forever.
+            if not ready.acquire(timeout=300):
+                raise SystemExit("the viewers did not all open within 300 s (see the viewer processes' messages above)")
         time.sleep(1)
         per_conn = (rss_kib(srv.pid) - base) / VIEWERS
         acks, seen_by_poll, stop_polling = {}, [], threading.Event()
@@ -234,6 +268,7 @@ def main(binary):
         pollers = [threading.Thread(target=poller, args=(POLL_S * i / POLLERS,), daemon=True) for i in range(POLLERS)]
         for t in pollers:
             t.start()
+        load = os.getloadavg()[0]
         server_cpu0, wall0 = cpu_seconds(srv.pid), time.monotonic()
         w = threading.Thread(target=writer)
         w.start()
@@ -250,16 +285,9 @@ def main(binary):
         client_cpu /= (time.monotonic() - wall0)
         live = [max(0.0, t - acks[s]) * 1000 for s, t in arrivals if s in acks]
         polled = [max(0.0, t - acks[s]) * 1000 for s, t in seen_by_poll if s in acks]
-        expected = len(acks) * VIEWERS
-        load = os.getloadavg()[0]
-        print(f"\nLive wall: {VIEWERS} WebSocket viewers in {PROCS} client processes, {RATE:g} writes/s for {SECONDS:g} s "
-              f"(machine shared; noisy: load average {load:.1f} on {os.cpu_count()} cores)")
-        print("| delivery | samples | p50 ms | p99 ms | missing |")
-        print("|---|---|---|---|---|")
-        print(f"| LiveQuery event after the write's 201 | {len(live)} | {pct(live, .5):.1f} | {pct(live, .99):.1f} | {expected - len(live)} |")
-        print(f"| polling every {POLL_S:g} s ({POLLERS} pollers) | {len(polled)} | {pct(polled, .5):.1f} | {pct(polled, .99):.1f} | – |")
-        print(f"| memory per idle connection | | {per_conn:.1f} KiB (RSS growth / {VIEWERS}) | | |")
-        print(f"| CPU during the writes (cores) | | server {server_cpu:.2f} | load client {client_cpu:.2f} | |")
+        return {"samples": len(live), "p50": pct(live, .5), "p99": pct(live, .99), "missing": len(acks) * VIEWERS - len(live),
+                "poll_p50": pct(polled, .5), "poll_p99": pct(polled, .99), "per_conn": per_conn,
+                "server_cpu": server_cpu, "client_cpu": client_cpu, "load": load}
     finally:
         done_flag = locals().get("done")
         if done_flag is not None:
@@ -272,5 +300,42 @@ def main(binary):
         shutil.rmtree(data, ignore_errors=True)
 
 
+def median(values):
+    values = sorted(values)
+    return values[len(values) // 2] if len(values) % 2 else (values[len(values) // 2 - 1] + values[len(values) // 2]) / 2
+
+
+def main(binaries):
+    """Runs every mode RUNS times, the binaries interleaved (the first is the one measured, any others its
+    peers, e.g. main's build, in the same session), and prints each run and the medians."""
+    rows = []
+    for mode in MODES:
+        for _ in range(RUNS):
+            for binary in binaries:
+                r = run_once(binary, mode)
+                rows.append((mode, binary, r))
+                print(f"  {mode:9} {binary}: p50 {r['p50']:.1f} ms, p99 {r['p99']:.1f} ms, missing {r['missing']}, "
+                      f"server {r['server_cpu']:.2f} cores, client {r['client_cpu']:.2f} cores, load {r['load']:.1f}", flush=True)
+    print(f"\nLive wall: {VIEWERS} WebSocket viewers in {PROCS} client processes, {RATE:g} writes/s for {SECONDS:g} s, "
+          f"median of {RUNS} run(s) each, binaries interleaved (machine shared: load average "
+          f"{min(r['load'] for _, _, r in rows):.1f}–{max(r['load'] for _, _, r in rows):.1f} on {os.cpu_count()} cores)")
+    print("| viewers | binary | p50 ms | p99 ms (each run) | missing | server cores | client cores | KiB per idle connection |")
+    print("|---|---|---|---|---|---|---|---|")
+    for mode in MODES:
+        for binary in binaries:
+            rs = [r for m, b, r in rows if m == mode and b == binary]
+            runs = " / ".join(f"{r['p99']:.1f}" for r in rs)
+            label = "anonymous (one rendering per event)" if mode == "anonymous" else "distinct logged-in (one rendering per viewer)"
+            print(f"| {label} | {binary} | {median([r['p50'] for r in rs]):.1f} | **{median([r['p99'] for r in rs]):.1f}** "
+                  f"({runs}) | {sum(r['missing'] for r in rs)} | "
+                  f"{median([r['server_cpu'] for r in rs]):.2f} | {median([r['client_cpu'] for r in rs]):.2f} | "
+                  f"{median([r['per_conn'] for r in rs]):.1f} |")
+    polled = [r for m, b, r in rows if b == binaries[0]]
+    print(f"| polling every {POLL_S:g} s ({POLLERS} pollers) | {binaries[0]} | {median([r['poll_p50'] for r in polled]):.1f} "
+          f"| {median([r['poll_p99'] for r in polled]):.1f} | – | | | |")
+
+
 if __name__ == "__main__":
-    main(sys.argv[1])
+    if len(sys.argv) < 2:
+        raise SystemExit(__doc__)
+    main(sys.argv[1:])

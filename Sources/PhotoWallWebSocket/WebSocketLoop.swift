@@ -21,6 +21,16 @@ final class WebSocketPeer {
     /// the peer's end of stream (or 2 s), so unread input can't make the kernel reset the connection
     /// and lose the close frame (RFC 6455 §7.1.1; a message over the cap is the usual case).
     var lingeringSince: ContinuousClock.Instant?
+    /// Framed bytes wslay handed to the send callback that the socket has not taken yet, from
+    /// `unsentOffset` on. The callback only stages (up to `stagingBytes`); `WebSocketLoop.pump` writes
+    /// them with one send(2), so a frame's header and payload, and every frame of one pass, leave in one
+    /// segment instead of one syscall per wslay write (wslay sends a header, then its payload, separately).
+    var unsent: [UInt8] = []
+    var unsentOffset = 0
+    var unsentCount: Int { unsent.count - unsentOffset }
+    /// Most bytes staged in `unsent` at once; beyond it the callback says "would block" and wslay keeps
+    /// the rest queued (so the slow-consumer cap still sees them).
+    static let stagingBytes = 64 * 1024
 
     init(upgraded: UpgradedConnection, connection: WebSocketConnection) {
         self.upgraded = upgraded; self.connection = connection; self.early = upgraded.bytesAlreadyRead
@@ -71,7 +81,7 @@ final class WebSocketLoop: @unchecked Sendable {
                     events = POLLIN
                 } else if let ctx = p.context {
                     if wslay_event_want_read(ctx) != 0 { events |= POLLIN }
-                    if wslay_event_want_write(ctx) != 0 { events |= POLLOUT }
+                    if wslay_event_want_write(ctx) != 0 || p.unsentCount > 0 { events |= POLLOUT }
                 }
                 fds.append(pollfd(fd: p.upgraded.socket, events: Int16(events), revents: 0))
             }
@@ -88,11 +98,7 @@ final class WebSocketLoop: @unchecked Sendable {
                 if revents & (POLLIN | POLLHUP | POLLERR) != 0, wslay_event_want_read(ctx) != 0 {
                     if wslay_event_recv(ctx) != 0 { drop(p); continue }
                 }
-                if wslay_event_want_write(ctx) != 0 {
-                    if wslay_event_send(ctx) != 0 { drop(p); continue }
-                    let framed = wslay_event_get_queued_msg_length(ctx)
-                    p.connection.outbox.withLock { $0.framedBytes = framed }
-                }
+                pump(p)
             }
             ping()
         }
@@ -104,6 +110,10 @@ final class WebSocketLoop: @unchecked Sendable {
         for (upgraded, connection, accept) in fresh {
             let peer = WebSocketPeer(upgraded: upgraded, connection: connection)
             _ = fcntl(upgraded.socket, F_SETFL, fcntl(upgraded.socket, F_GETFL) | O_NONBLOCK)
+            // Events are small and must leave at once: no Nagle wait for the peer's (delayed) ACK of the
+            // previous frame.
+            var on: Int32 = 1
+            _ = setsockopt(upgraded.socket, Int32(IPPROTO_TCP), TCP_NODELAY, &on, socklen_t(MemoryLayout<Int32>.size))
             var callbacks = wslay_event_callbacks(
                 recv_callback: webSocketRecv, send_callback: webSocketSend, genmask_callback: nil,
                 on_frame_recv_start_callback: nil, on_frame_recv_chunk_callback: nil, on_frame_recv_end_callback: nil,
@@ -142,9 +152,35 @@ final class WebSocketLoop: @unchecked Sendable {
             _ = wslay_event_queue_close(ctx, close.code, &reason, reason.count)
             p.closingSince = .now
         }
-        if wslay_event_want_write(ctx) != 0, wslay_event_send(ctx) != 0 { drop(p); return }
-        let framed = wslay_event_get_queued_msg_length(ctx)
+        pump(p)
+    }
+
+    /// Has wslay frame what it holds (into `unsent`, through the send callback) and writes it to the
+    /// socket with one send(2) per round, until wslay has nothing left or the socket is full (the loop
+    /// then waits for POLLOUT). Drops the connection on a failed write. Updates the outbox's
+    /// `framedBytes` (wslay's queue plus `unsent`) for the slow-consumer cap.
+    func pump(_ p: WebSocketPeer) {
+        guard let ctx = p.context else { return }
+        while true {
+            guard writeUnsent(p) else { drop(p); return }
+            if p.unsentCount > 0 || wslay_event_want_write(ctx) == 0 { break }
+            if wslay_event_send(ctx) != 0 { drop(p); return }
+            if p.unsentCount == 0 { break } // nothing was framed: nothing more to do this round
+        }
+        let framed = wslay_event_get_queued_msg_length(ctx) + p.unsentCount
         p.connection.outbox.withLock { $0.framedBytes = framed }
+    }
+
+    /// Writes what `unsent` holds with one send(2). - Returns: false when the socket failed (not when it is full).
+    private func writeUnsent(_ p: WebSocketPeer) -> Bool {
+        guard p.unsentCount > 0 else { return true }
+        let n = p.unsent.withUnsafeBufferPointer { b in
+            send(p.upgraded.socket, b.baseAddress! + p.unsentOffset, b.count - p.unsentOffset, Int32(MSG_NOSIGNAL))
+        }
+        if n < 0 { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR }
+        p.unsentOffset += n
+        if p.unsentOffset == p.unsent.count { p.unsent = []; p.unsentOffset = 0 }
+        return true
     }
 
     /// Starts the lingering close of connections whose both directions are done; drops those whose
@@ -157,7 +193,7 @@ final class WebSocketLoop: @unchecked Sendable {
                 if now - since > .seconds(2) { drop(p); return true }
                 return false
             }
-            let done = wslay_event_want_read(ctx) == 0 && wslay_event_want_write(ctx) == 0
+            let done = wslay_event_want_read(ctx) == 0 && wslay_event_want_write(ctx) == 0 && p.unsentCount == 0
             let late = p.closingSince.map { now - $0 > .seconds(5) } ?? false
             if late { drop(p); return true }
             if done {
@@ -197,7 +233,7 @@ final class WebSocketLoop: @unchecked Sendable {
             _ = wslay_event_queue_msg(ctx, &msg)
             p.awaitingPong = true
             p.lastPing = now
-            if wslay_event_send(ctx) != 0 { drop(p) }
+            pump(p)
         }
     }
 
@@ -207,6 +243,7 @@ final class WebSocketLoop: @unchecked Sendable {
         guard let ctx = p.context else { return }
         p.context = nil
         wslay_event_context_free(ctx)
+        p.unsent = []; p.unsentOffset = 0
         p.connection.outbox.withLock { $0.closed = true; $0.messages.removeAll() }
         p.upgraded.close()
         hub.release(address: p.connection.remoteAddress)
@@ -238,17 +275,19 @@ func webSocketRecv(_ ctx: OpaquePointer?, _ buf: UnsafeMutablePointer<UInt8>?, _
     return -1
 }
 
+/// Stages wslay's output in the peer's `unsent` (written by `WebSocketLoop.pump`); "would block" once
+/// `WebSocketPeer.stagingBytes` are staged.
 func webSocketSend(_ ctx: OpaquePointer?, _ data: UnsafePointer<UInt8>?, _ len: Int, _ flags: Int32,
                    _ userData: UnsafeMutableRawPointer?) -> Int {
     let peer = Unmanaged<WebSocketPeer>.fromOpaque(userData!).takeUnretainedValue()
-    let n = send(peer.upgraded.socket, data, len, Int32(MSG_NOSIGNAL))
-    if n >= 0 { return n }
-    if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR {
+    let room = WebSocketPeer.stagingBytes - peer.unsentCount
+    guard room > 0, let data else {
         wslay_event_set_error(ctx, Int32(WSLAY_ERR_WOULDBLOCK.rawValue))
-    } else {
-        wslay_event_set_error(ctx, Int32(WSLAY_ERR_CALLBACK_FAILURE.rawValue))
+        return -1
     }
-    return -1
+    let n = min(len, room)
+    peer.unsent.append(contentsOf: UnsafeBufferPointer(start: data, count: n))
+    return n
 }
 
 func webSocketMessage(_ ctx: OpaquePointer?, _ arg: UnsafePointer<wslay_event_on_msg_recv_arg>?, _ userData: UnsafeMutableRawPointer?) {

@@ -584,6 +584,31 @@ def authorization_matrix(live, watch):
         c.close()
 
 
+def test_a_new_session_is_a_create_for_its_user_only(live):
+    """A login's new `_Session` raises `create` (parse-server's RestWrite does for a live class), seen only
+    by its user, as `GET /sessions` shows it."""
+    users = fixture_users()
+    ids = sorted(i for i, u in users.items() if u.get("app_user", True))
+    user_id, first = fb_login(live, ids[-2])
+    _, stranger_session = fb_login(live, ids[-3])
+    mine, stranger = Client(live, sessionToken=first), Client(live, sessionToken=stranger_session)
+    for c in (mine, stranger):
+        c.subscribe(1, "_Session")
+        c.subscribe(2, "LiveMarker")
+    _, second = fb_login(live, ids[-2])
+    status, me = rest(live, "GET", "/sessions/me", session=second)
+    assert status == 200, me
+    m = marker(live)
+    got = mine.until_marker(m)
+    assert [(e["op"], e["requestId"], e["object"]["className"], e["object"]["objectId"], e["object"]["user"]["objectId"])
+            for e in got] == [("create", 1, "_Session", me["objectId"], user_id)]
+    # By GET's rule a session's token shows only in that same session: this viewer subscribed with the first.
+    assert "sessionToken" not in got[0]["object"]
+    assert stranger.until_marker(m) == []
+    mine.close()
+    stranger.close()
+
+
 def test_logout_sends_209_before_anything_else(live):
     users = fixture_users()
     someone = sorted(i for i, u in users.items() if u.get("app_user", True))[-1]

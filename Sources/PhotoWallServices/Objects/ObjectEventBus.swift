@@ -16,7 +16,8 @@ public enum ObjectEvent: Sendable {
 
 /// The one after-save/after-delete notification point: every write path (`ObjectService`'s create,
 /// update and delete, which REST, `/batch` and `_method` reach, the wall's cascading deletes and
-/// `UserService`'s session ends) publishes here once the change is committed; LiveQuery listens.
+/// `UserService`'s new sessions and session ends) publishes here once the change is committed;
+/// LiveQuery listens.
 /// With several instances on one PostgreSQL (`ClusterEvents`), other instances' events arrive
 /// through `publishFromOtherInstance` and reach the same `listen` listeners.
 ///

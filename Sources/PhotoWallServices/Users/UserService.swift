@@ -75,7 +75,7 @@ public final class UserService: Sendable {
         return (auth, session.objectId, expiresAt)
     }
 
-    /// Creates a session for a user. - Returns: the new `r:<32 hex>` token.
+    /// Creates a session for a user and publishes its `create` (`ObjectEventBus`). - Returns: the new `r:<32 hex>` token.
     public func createSession(userId: String, action: String, authProvider: String, installationId: String?) throws(ParseError) -> String {
         let token = "r:" + Crypto.randomBytes(16).hexString
         let now = ParseDate.now()
@@ -86,8 +86,13 @@ public final class UserService: Sendable {
             "expiresAt": ParseDate(millisecondsSince1970: now.millisecondsSince1970 + config.sessionLengthSeconds * 1000).json,
         ]
         if let installationId { fields["installationId"] = .string(installationId) }
-        try database.insert(StoredObject(className: "_Session", objectId: ParseIdentifier.alphanumeric(10), createdAt: now,
-                                         updatedAt: now, fields: fields, acl: .privateTo(userId)))
+        let session = StoredObject(className: "_Session", objectId: ParseIdentifier.alphanumeric(10), createdAt: now,
+                                   updatedAt: now, fields: fields, acl: .privateTo(userId))
+        try database.insert(session)
+        // A `create` for LiveQuery subscriptions to `_Session`, as parse-server's RestWrite raises for a
+        // live class (its sessions are saved through RestWrite too); by `_Session`'s ACL only the user
+        // (and the master key) sees it.
+        objects.events.publish(.saved(original: nil, current: session))
         return token
     }
 
