@@ -11,7 +11,8 @@ import Synchronization
 /// viewer may see the object before and after the write (`ObjectService.isVisible`: ACL, the class's
 /// read scope such as friends-only walls and private users), and the object rendered as GET renders it
 /// for that viewer (`liveObject`: protected fields, restricted views, signed file URLs, `include`d
-/// authors), serialised once per viewer and `keys`. A viewer is its session token (or anonymous, or the
+/// authors), serialised once per viewer and `keys`, or once for everyone when no rule could make it differ
+/// between viewers (`ObjectService.rendersAlikeForEveryone`: no `include`, no field rule on the class). A viewer is its session token (or anonymous, or the
 /// master key): one session always yields the same `AuthContext`, so two connections of one viewer get
 /// the same answers they would each have computed. Nothing outlives the event, so there is nothing to
 /// invalidate: the next event asks the database again (a logout, an unfriending or an ACL change is seen
@@ -29,7 +30,8 @@ final class LiveFanout: Sendable {
     enum Side: Hashable, Sendable { case current, original }
 
     struct RenderKey: Hashable, Sendable {
-        var viewer: Viewer
+        /// nil: the rendering every viewer gets (`ObjectService.rendersAlikeForEveryone`).
+        var viewer: Viewer?
         var side: Side
         var keys: [String]?
     }
@@ -38,15 +40,22 @@ final class LiveFanout: Sendable {
         var auths: [Viewer: Result<AuthContext, ParseError>] = [:]
         var visible: [Viewer: (current: Bool, original: Bool)] = [:]
         var rendered: [RenderKey: [UInt8]] = [:]
+
+        /// Room for `viewers` entries, so filling the memos during a fan-out never regrows them.
+        init(viewers: Int) {
+            auths.reserveCapacity(viewers); visible.reserveCapacity(viewers); rendered.reserveCapacity(viewers)
+        }
     }
 
     /// Filled by whichever client first needs an entry. Two clients may compute the same entry at once
     /// (the lock is not held while computing, so no client waits on another's database read); both get
     /// the same answer and one is kept.
-    private let memo = Mutex(Memo())
+    private let memo: Mutex<Memo>
 
-    init(event: ObjectEvent, server: LiveQueryServer) {
+    /// - Parameter viewers: how many clients the event goes to (the memos' initial capacity).
+    init(event: ObjectEvent, server: LiveQueryServer, viewers: Int = 0) {
         self.event = event; self.server = server
+        memo = Mutex(Memo(viewers: viewers))
     }
 
     static func viewer(token: String?, isMaster: Bool) -> Viewer {
@@ -81,9 +90,11 @@ final class LiveFanout: Sendable {
 
     /// `o` as `viewer` may read it, trimmed to `keys`, with `className` and `__type`, serialised.
     func rendered(_ o: StoredObject, side: Side, viewer: Viewer, keys: [String]?, auth: AuthContext) throws(ParseError) -> [UInt8] {
-        let key = RenderKey(viewer: viewer, side: side, keys: keys)
+        let include = server.options.include[o.className] ?? []
+        let key = RenderKey(viewer: server.objects.rendersAlikeForEveryone(className: o.className, include: include) ? nil : viewer,
+                            side: side, keys: keys)
         if let known = memo.withLock({ $0.rendered[key] }) { return known }
-        var w = try server.objects.liveObject(o, include: server.options.include[o.className] ?? [], keys: keys, auth: auth)
+        var w = try server.objects.liveObject(o, include: include, keys: keys, auth: auth)
         w["className"] = .string(o.className)
         w["__type"] = "Object"
         let bytes = JSON.object(w).serialized

@@ -84,7 +84,7 @@ public final class LiveQueryServer: Sendable {
     /// one `LiveFanout` they share for what depends only on the viewer.
     func dispatch(_ event: ObjectEvent) {
         let all = clients.withLock { Array($0.values) }
-        let fanout = LiveFanout(event: event, server: self)
+        let fanout = LiveFanout(event: event, server: self, viewers: all.count)
         for c in all { c.enqueue(fanout) }
     }
 

@@ -477,6 +477,54 @@ def test_one_event_rendered_per_viewer_and_keys(live):
         c.close()
 
 
+def test_shared_rendering_never_crosses_a_per_viewer_rule(live):
+    """An event with no `include` and no field rule on its class is rendered once for every viewer (`LiveFanout`,
+    `ObjectService.rendersAlikeForEveryone`); one with an `include`d author is rendered per viewer, so an author
+    whose `_User` ACL hides it from one viewer stays a bare pointer for that viewer only, as `include=user` gives."""
+    users = fixture_users()
+    owner, friend, _ = owner_friend_stranger(users)
+    owner_id, owner_s = fb_login(live, owner)
+    _, friend_s = fb_login(live, friend)
+    viewers = {"owner": Client(live, sessionToken=owner_s), "friend": Client(live, sessionToken=friend_s),
+               "anonymous": Client(live), "master": Client(live, masterKey=MASTER_KEY)}
+    for name, c in viewers.items():
+        c.subscribe(1, "WallImage")
+        c.subscribe(2, "LivePlain", **({"keys": ["a"]} if name == "friend" else {}))
+        c.subscribe(9, "LiveMarker")
+
+    assert rest(live, "PUT", f"/users/{owner_id}", {"ACL": {owner_id: {"read": True, "write": True}}}, session=owner_s)[0] == 200
+    try:
+        image = photo(live, owner_s)
+        status, plain = rest(live, "POST", "/classes/LivePlain", {"a": 1, "b": "two"}, master=True)
+        assert status == 201, plain
+        m = marker(live)
+        got = {name: c.until_marker(m) for name, c in viewers.items()}
+        # What GET with include=user answers each of them, while the ACL stands.
+        included = {}
+        for name, session, master in (("owner", owner_s, False), ("friend", friend_s, False), ("master", None, True)):
+            status, body = rest(live, "GET", f"/classes/WallImage/{image}?include=user", session=session, master=master)
+            assert status == 200, body
+            included[name] = body["user"]
+    finally:
+        assert rest(live, "PUT", f"/users/{owner_id}", {"ACL": {"*": {"read": True}, owner_id: {"read": True, "write": True}}},
+                    session=owner_s)[0] == 200
+    assert {n: [(x["op"], x["requestId"]) for x in msgs] for n, msgs in got.items()} == {
+        "owner": [("create", 1), ("create", 2)], "friend": [("create", 1), ("create", 2)],
+        "anonymous": [("create", 2)], "master": [("create", 1), ("create", 2)]}
+    assert got["friend"][0]["object"]["objectId"] == image
+    assert {n: got[n][0]["object"]["user"] for n in included} == included
+    assert got["friend"][0]["object"]["user"] == {"__type": "Pointer", "className": "_User", "objectId": owner_id}
+    assert got["owner"][0]["object"]["user"]["name"] == users[owner]["name"]
+    assert got["master"][0]["object"]["user"]["name"] == users[owner]["name"]
+    # The plain class: one rendering for all (byte-identical objects), trimmed per `keys`.
+    plain_objects = {n: got[n][-1]["object"] for n in viewers}
+    assert plain_objects["owner"] == plain_objects["anonymous"] == plain_objects["master"]
+    assert plain_objects["owner"]["a"] == 1 and plain_objects["owner"]["b"] == "two"
+    assert "b" not in plain_objects["friend"] and plain_objects["friend"]["a"] == 1
+    for c in viewers.values():
+        c.close()
+
+
 def test_authorization_matrix(live):
     authorization_matrix(live, live)
 

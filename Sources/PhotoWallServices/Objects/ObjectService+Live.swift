@@ -29,6 +29,15 @@ extension ObjectService {
         return predicate.matches(object)
     }
 
+    /// Whether `liveObject(_:include:keys:auth:)` gives every viewer (any session, anonymous, the master
+    /// key) the same object of `className`: no `include` (whose targets are checked per viewer: ACL, read
+    /// scope, `RestrictedView`) and no field rule of the class that could hide a field from some viewer
+    /// (`fieldRulesApply`, the test `wireObject` takes: a `FieldPolicy` or a `RestrictedView`). The
+    /// extension's `render` takes no viewer. So LiveQuery renders such an event once for everyone.
+    public func rendersAlikeForEveryone(className: String, include: [String]) -> Bool {
+        include.isEmpty && !fieldRulesApply(className: className, auth: .anonymous)
+    }
+
     /// `object` in wire form for `auth`, as GET renders it (`render`: protected fields, restricted
     /// views, signed file URLs, `include`d pointers as `{"__type":"Object",…}`, `keys`).
     public func liveObject(_ object: StoredObject, include: [String], keys: [String]?, auth: AuthContext) throws(ParseError) -> [String: JSON] {
