@@ -11,7 +11,10 @@ import Synchronization
 /// `SessionInvalidatingStore`), so logout, `DELETE /sessions/:id`, a password change, user changes and
 /// user deletion are seen by the next request. An entry also ends with its session's `expiresAt`.
 ///
-/// Bound: an entry lives at most `ttlSeconds` (PhotoWall uses 5 s with SQLite). A write made by
+/// Bound: an entry lives at most `ttlSeconds` (PhotoWall uses 5 s with SQLite); each entry's lifetime is
+/// drawn between half of it and all of it, so sessions cached in one burst (a LiveQuery event re-checks
+/// every viewer's session at once) don't all end, and get read again, in the same instant: the re-reads
+/// spread over many events instead of delaying one event's fan-out by a thousand database reads. A write made by
 /// another process on the same database (a second server on a shared database) is not seen here until
 /// the entry ends, so PhotoWall does not cache on PostgreSQL (`ttlSeconds` 0), where several
 /// instances may share one database.
@@ -74,7 +77,7 @@ public final class SessionCache: Sendable {
     func store(_ token: String, _ auth: AuthContext, sessionObjectId: String, expiresAt: ParseDate?, generation: UInt64) {
         guard isEnabled else { return }
         let entry = Entry(auth: auth, sessionObjectId: sessionObjectId, expiresAt: expiresAt,
-                          validUntil: ContinuousClock.now + .milliseconds(Int64(ttlSeconds * 1000)))
+                          validUntil: ContinuousClock.now + .milliseconds(Int64(ttlSeconds * 1000 * Double.random(in: 0.5...1))))
         state.withLock { s in
             guard s.generation == generation else { return }
             if s.entries.count >= capacity { s.entries.removeAll(keepingCapacity: true) }
