@@ -1,5 +1,5 @@
 """`make bench` row for the live wall: N WebSocket viewers subscribed to one class (LiveQuery at ws://…/parse)
-while the master key writes W objects a second; the latency from each write's acknowledgement (its HTTP 201
+while the master key writes W objects a second (in `wall` mode, a poster W photos a second); the latency from each write's acknowledgement (its HTTP 201
 read by the writer) to the event's arrival at every viewer, p50/p99, and the server's memory per idle
 connection (RSS growth / N). Beside it, polling every 2 s (what a wall without LiveQuery does), measured the
 same way. Raw sockets, so it needs nothing beyond Python 3.
@@ -13,13 +13,22 @@ on one core, so a frame waited behind the ~1,000 others of its event in Python, 
 of ms to p99 that were not the server's.) The table also gives the CPU the server and the load client used
 during the writes, so a reader sees which side was busy.
 
-Two kinds of viewers (BENCH_LIVE_MODES, both by default): `anonymous` viewers carry no session, so the server
-checks and renders each event once for all of them; `distinct` viewers are each their own logged-in user
-(sessions seeded with `photowall seed-demo --viewers 0,0,…`), so it checks a session and renders the object
-once per viewer, as a wall of real users does.
+Three kinds of viewers (BENCH_LIVE_MODES, `anonymous,distinct` by default): `anonymous` viewers carry no
+session, so the server checks and renders each event once for all of them; `distinct` viewers are each their
+own logged-in user (sessions seeded with `photowall seed-demo --viewers 0,0,…`), so it checks a session and
+decides visibility once per viewer, but `BenchLive` (no include, no field rule) is still rendered once for all.
+`wall` is the live friend feed of issue 16: the viewers are 1,000 users who are all friends of one poster
+(`seed-demo --users 1 --viewers 1,1,…`: each viewer's one friend is the one seeded user), subscribed to
+`WallImage` with `where: {}`, and the poster (that user, logged in with a password the master key sets)
+posts photos as a client does: the files are uploaded (`POST /files`, the 8 sample photos in turn) before
+the timed phase, and each timed write is the `WallImage` create (its thumbnails made before the 201, which
+is the acknowledgement timed). Every event is checked after the run: a `create` whose object carries the
+author included (`{"__type":"Object","className":"_User"}` with the poster's objectId, name and fbId) and
+signed `thumbnail` and `display` URLs, `width` and `height`; any other frame fails the run. The pollers read
+the feed (`POST /functions/feed`, limit 1) with viewers' sessions.
 
 Usage: python3 scripts/bench_live.py BIN [PEER_BIN …]   (BENCH_LIVE_VIEWERS=1000 BENCH_LIVE_RATE=10
-BENCH_LIVE_SECONDS=10 BENCH_LIVE_PROCS=4 BENCH_LIVE_MODES=anonymous,distinct BENCH_LIVE_RUNS=1). With peers
+BENCH_LIVE_SECONDS=10 BENCH_LIVE_PROCS=4 BENCH_LIVE_MODES=anonymous,distinct[,wall] BENCH_LIVE_RUNS=1). With peers
 (e.g. main's build) and BENCH_LIVE_RUNS=3, each mode runs 3 times with the binaries interleaved and the table
 gives each binary's medians and every run's p99."""
 import base64
@@ -36,10 +45,11 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import start_photowall, stop  # noqa: E402
+from bench_common import api, start_photowall, stop  # noqa: E402
 
 APP, MASTER = "benchapp", "bench-master"
 VIEWERS = int(os.environ.get("BENCH_LIVE_VIEWERS", "1000"))
@@ -48,10 +58,14 @@ SECONDS = float(os.environ.get("BENCH_LIVE_SECONDS", "10"))
 PROCS = max(1, min(VIEWERS, int(os.environ.get("BENCH_LIVE_PROCS", "4"))))
 MODES = [m for m in os.environ.get("BENCH_LIVE_MODES", "anonymous,distinct").split(",") if m]
 RUNS = max(1, int(os.environ.get("BENCH_LIVE_RUNS", "1")))
-assert set(MODES) <= {"anonymous", "distinct"}, "BENCH_LIVE_MODES: anonymous, distinct"
+assert set(MODES) <= {"anonymous", "distinct", "wall"}, "BENCH_LIVE_MODES: anonymous, distinct, wall"
 POLLERS = 20
 POLL_S = 2.0
 SEQ = re.compile(rb'"seq":(-?\d+)')
+# `wall` mode: a write's number rides in the photo's caption (a client may not add fields to WallImage).
+CAPTION = re.compile(rb'"caption":"seq (-?\d+)"')
+PHOTOS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Samples", "photos")
+POSTER_PASSWORD = "bench-poster-pw"
 
 
 def masked(text):
@@ -105,8 +119,8 @@ def recv_some(s):
     return data
 
 
-def open_viewers(port, tokens):
-    """One connected, subscribed viewer per entry of `tokens` (a session token, or None for anonymous): every
+def open_viewers(port, tokens, class_name):
+    """One connected viewer subscribed to `class_name` per entry of `tokens` (a session token, or None for anonymous): every
     handshake, `connect` and `subscribe` is sent first (in one write per socket: the frames ride behind the
     request head), then the answers are read.
     - Returns: [(socket, bytes read past the `subscribed`)]."""
@@ -121,7 +135,7 @@ def open_viewers(port, tokens):
         s.sendall(f"GET /parse HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                   f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n".encode()
                   + masked(json.dumps(connect))
-                  + masked(json.dumps({"op": "subscribe", "requestId": 1, "query": {"className": "BenchLive", "where": {}}})))
+                  + masked(json.dumps({"op": "subscribe", "requestId": 1, "query": {"className": class_name, "where": {}}})))
         socks.append(s)
     opened = []
     for s in socks:
@@ -146,10 +160,37 @@ def open_viewers(port, tokens):
     return opened
 
 
-def viewer_process(port, tokens, ready, done, results):
+def wall_event_problem(payload, poster):
+    """Why `payload` is not the `create` of a poster's photo as a friend's feed item carries it (issue 16:
+    the author included, signed thumbnail and display URLs, width and height); None when it is."""
+    try:
+        event = json.loads(payload)
+    except ValueError:
+        return f"not JSON: {payload[:200]!r}"
+    obj = event.get("object") or {}
+    user, thumb, display = obj.get("user"), obj.get("thumbnail"), obj.get("display")
+    if event.get("op") != "create" or obj.get("className") != "WallImage":
+        return f"not a WallImage create: {payload[:300]!r}"
+    if not isinstance(user, dict) or {k: user.get(k) for k in ("__type", "className", "objectId", "name", "fbId")} != \
+            {"__type": "Object", "className": "_User", **poster}:
+        return f"author not included as the poster: {user!r}"
+    for name, f in (("thumbnail", thumb), ("display", display)):
+        url = f.get("url") if isinstance(f, dict) else None
+        if not isinstance(url, str) or not url.startswith("http") or "sig=" not in url:
+            return f"{name} without a signed URL: {f!r}"
+    if not all(isinstance(obj.get(k), (int, float)) and obj.get(k) > 0 for k in ("width", "height")):
+        return f"width/height missing: {obj.get('width')!r}/{obj.get('height')!r}"
+    return None
+
+
+def viewer_process(port, tokens, ready, done, results, poster=None):
     """Opens one viewer per session token (None: anonymous), reports ready, then records (seq, arrival) of every `create` until `done`
-    (answering pings all along)."""
-    socks = open_viewers(port, tokens)
+    (answering pings all along). With `poster` ({objectId, name, fbId}: `wall` mode) the viewers follow
+    `WallImage`, the seq is read from the caption, and every text frame is kept and checked afterwards
+    (`wall_event_problem`; JSON is not parsed while frames arrive, so the check doesn't delay the timing)."""
+    socks = open_viewers(port, tokens, "WallImage" if poster else "BenchLive")
+    pattern = CAPTION if poster else SEQ
+    kept = []
     ready.release()
     ep = select.epoll()
     bufs = {}
@@ -174,14 +215,17 @@ def viewer_process(port, tokens, ready, done, results):
             for op, payload, end in frames(buf):
                 consumed = end
                 if op == 1:
-                    m = SEQ.search(payload) if b'"op":"create"' in payload else None
+                    m = pattern.search(payload) if b'"op":"create"' in payload else None
                     if m:
                         arrivals.append((int(m.group(1)), now))
+                    if poster:
+                        kept.append(payload)
                 elif op == 9:
                     entry[0].send(PONG)
             entry[1] = buf[consumed:]
     used = resource.getrusage(resource.RUSAGE_SELF)
-    results.put((arrivals, used.ru_utime + used.ru_stime - start_cpu.ru_utime - start_cpu.ru_stime))
+    problems = [p for p in (wall_event_problem(k, poster) for k in kept) if p] if poster else []
+    results.put((arrivals, used.ru_utime + used.ru_stime - start_cpu.ru_utime - start_cpu.ru_stime, problems))
     for s, _ in socks:
         s.close()
 
@@ -207,34 +251,103 @@ def pct(values, p):
     return values[min(len(values) - 1, int(len(values) * p))] if values else float("nan")
 
 
-def seed_viewers(binary, data, count):
-    """`count` distinct users, each with its own session (`photowall seed-demo --viewers 0,0,…`, straight
-    into the data folder before the server starts, so no signup's password hashing is timed).
+def seed_viewers(binary, data, count, friends=0):
+    """`count` distinct users, each with its own session (`photowall seed-demo --viewers F,F,…`, straight
+    into the data folder before the server starts, so no signup's password hashing is timed). With
+    `friends=1` each viewer's one friend is the one seeded user (`--users 1`: a viewer's friends are drawn
+    from the `--users` people only), the `wall` mode's poster.
     - Returns: their session tokens."""
-    out = subprocess.run([binary, "seed-demo", "--data-dir", data, "--users", "1", "--images", "0", "--json",
-                          "--viewers", ",".join(["0"] * count)], check=True, capture_output=True, text=True).stdout
-    tokens = [v["sessionToken"] for v in json.loads(out)["viewers"]]
+    out = subprocess.run([binary, "seed-demo", "--data-dir", data, "--users", "1", "--images", "0", "--json", "--photos", PHOTOS,
+                          "--viewers", ",".join([str(friends)] * count)], check=True, capture_output=True, text=True).stdout
+    viewers = json.loads(out)["viewers"]
+    tokens = [v["sessionToken"] for v in viewers]
     assert len(set(tokens)) == count, "seed-demo gave fewer sessions than viewers"
+    assert all(v["friends"] == friends for v in viewers), "seed-demo gave a viewer another number of friends"
     return tokens
+
+
+def log_in_poster(port):
+    """The `wall` mode's poster: the one `--users` person of `seed_viewers` (username `fb_` + its fbId),
+    given a password by the master key (`PUT /users/:id`) and logged in (`GET /login`), once before the
+    viewers connect. - Returns: (session token, {objectId, name, fbId})."""
+    found = api(port, APP, MASTER, "GET", "/classes/_User?where=" + urllib.parse.quote(json.dumps({"username": "fb_8" + "0" * 14})))["results"]
+    assert len(found) == 1, f"the seeded poster is not there: {found}"
+    user = found[0]
+    api(port, APP, MASTER, "PUT", f"/users/{user['objectId']}", {"password": POSTER_PASSWORD})
+    query = urllib.parse.urlencode({"username": user["username"], "password": POSTER_PASSWORD})
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/parse/login?{query}", headers={"X-Parse-Application-Id": APP})
+    with urllib.request.urlopen(req) as r:
+        token = json.loads(r.read())["sessionToken"]
+    return token, {"objectId": user["objectId"], "name": user["name"], "fbId": user["fbId"]}
+
+
+def upload_photos(port, token, count):
+    """`count` files uploaded by the poster (`POST /files`, the sample photos in turn), as a client uploads
+    a photo before it saves the `WallImage`. - Returns: their names."""
+    photos = sorted(f for f in os.listdir(PHOTOS) if f.lower().endswith(".jpg"))
+    names = []
+    for i in range(count):
+        with open(os.path.join(PHOTOS, photos[i % len(photos)]), "rb") as f:
+            body = f.read()
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/parse/files/{photos[i % len(photos)]}", data=body, method="POST",
+                                     headers={"X-Parse-Application-Id": APP, "X-Parse-Session-Token": token, "Content-Type": "image/jpeg"})
+        with urllib.request.urlopen(req) as r:
+            names.append(json.loads(r.read())["name"])
+    return names
+
+
+def post_photo(port, token, name, seq):
+    """The poster's `WallImage` of the uploaded file `name`, captioned `seq N`; returns once its 201 is read."""
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/parse/classes/WallImage", method="POST",
+                                 data=json.dumps({"image": {"__type": "File", "name": name}, "caption": f"seq {seq}"}).encode(),
+                                 headers={"X-Parse-Application-Id": APP, "X-Parse-Session-Token": token, "Content-Type": "application/json"})
+    with urllib.request.urlopen(req) as r:
+        r.read()
+        if r.status != 201:
+            raise SystemExit(f"the WallImage create answered {r.status}, not 201")
+
+
+def newest_in_feed(port, token):
+    """The seq of the newest photo in the feed of the viewer with session `token` (-2 when it is empty)."""
+    images = api(port, APP, MASTER, "POST", "/functions/feed", {"limit": 1}, token=token)["result"]["images"]
+    m = re.fullmatch(r"seq (-?\d+)", (images[0].get("caption") or "") if images else "")
+    return int(m.group(1)) if m else -2
 
 
 def run_once(binary, mode):
     """One measured run of BINARY with VIEWERS viewers of MODE (`anonymous`: no session, so every viewer
     gets the one rendering of an event; `distinct`: each viewer its own logged-in user, so the server checks
-    a session and renders the object once per viewer). - Returns: the run's figures (dict)."""
+    a session per viewer; `wall`: each viewer a logged-in friend of the poster, following `WallImage`, so
+    the server checks the friendship and renders the photo for each viewer). - Returns: the run's figures (dict)."""
     data = tempfile.mkdtemp(prefix="photowall-bench-live-")
-    tokens = seed_viewers(binary, data, VIEWERS) if mode == "distinct" else [None] * VIEWERS
+    tokens = seed_viewers(binary, data, VIEWERS, friends=1 if mode == "wall" else 0) if mode != "anonymous" else [None] * VIEWERS
     srv, port = start_photowall(binary, data, APP, MASTER, extra=["--live-connections-per-ip", str(VIEWERS + 10)])
     ctx = multiprocessing.get_context("fork")
     procs = []
     try:
-        post(port, -1)  # the class exists, the first write's costs are paid
+        poster = None
+        if mode == "wall":
+            poster_token, poster = log_in_poster(port)
+            files = upload_photos(port, poster_token, int(RATE * SECONDS) + 1)
+
+            def write(seq):
+                post_photo(port, poster_token, files[seq + 1], seq)
+
+            def newest_seen(i):
+                return newest_in_feed(port, tokens[i % len(tokens)])
+        else:
+            def write(seq):
+                post(port, seq)
+
+            def newest_seen(i):
+                return newest(port)
+        write(-1)  # the class exists, the first write's costs are paid
         base = rss_kib(srv.pid)
         ready, done, results = ctx.Semaphore(0), ctx.Event(), ctx.Queue()
         shares = [VIEWERS // PROCS + (1 if i < VIEWERS % PROCS else 0) for i in range(PROCS)]
         offset = 0
         for share in shares:
-            p = ctx.Process(target=viewer_process, args=(port, tokens[offset:offset + share], ready, done, results), daemon=True)
+            p = ctx.Process(target=viewer_process, args=(port, tokens[offset:offset + share], ready, done, results, poster), daemon=True)
             offset += share
             p.start()
             procs.append(p)
@@ -250,14 +363,14 @@ def run_once(binary, mode):
             start = time.monotonic()
             for seq in range(int(RATE * SECONDS)):
                 time.sleep(max(0.0, start + seq / RATE - time.monotonic()))
-                post(port, seq)
+                write(seq)
                 acks[seq] = time.monotonic()
 
-        def poller(offset):
-            time.sleep(offset)
+        def poller(i):
+            time.sleep(POLL_S * i / POLLERS)
             last = -1
             while not stop_polling.is_set():
-                seq = newest(port)
+                seq = newest_seen(i)
                 now = time.monotonic()
                 # Polling shows a write when a poll after it comes back (everything up to `seq` is now seen).
                 for s in range(last + 1, seq + 1):
@@ -265,7 +378,7 @@ def run_once(binary, mode):
                 last = max(last, seq)
                 time.sleep(POLL_S)
 
-        pollers = [threading.Thread(target=poller, args=(POLL_S * i / POLLERS,), daemon=True) for i in range(POLLERS)]
+        pollers = [threading.Thread(target=poller, args=(i,), daemon=True) for i in range(POLLERS)]
         for t in pollers:
             t.start()
         load = os.getloadavg()[0]
@@ -277,12 +390,15 @@ def run_once(binary, mode):
         time.sleep(POLL_S + 1)
         stop_polling.set()
         done.set()
-        arrivals, client_cpu = [], 0.0
+        arrivals, client_cpu, problems = [], 0.0, []
         for _ in procs:
-            a, c = results.get(timeout=60)
+            a, c, p = results.get(timeout=120)
             arrivals += a
             client_cpu += c
+            problems += p
         client_cpu /= (time.monotonic() - wall0)
+        if problems:
+            raise SystemExit(f"{binary}: {len(problems)} event(s) are not a friend's photo as the feed carries it, e.g. {problems[0]}")
         live = [max(0.0, t - acks[s]) * 1000 for s, t in arrivals if s in acks]
         polled = [max(0.0, t - acks[s]) * 1000 for s, t in seen_by_poll if s in acks]
         return {"samples": len(live), "p50": pct(live, .5), "p99": pct(live, .99), "missing": len(acks) * VIEWERS - len(live),
@@ -325,7 +441,8 @@ def main(binaries):
         for binary in binaries:
             rs = [r for m, b, r in rows if m == mode and b == binary]
             runs = " / ".join(f"{r['p99']:.1f}" for r in rs)
-            label = "anonymous (one rendering per event)" if mode == "anonymous" else "distinct logged-in (one rendering per viewer)"
+            label = {"anonymous": "anonymous (one rendering per event)", "distinct": "distinct logged-in, `BenchLive` (one rendering per event)",
+                     "wall": "friends following `WallImage` (author included, URLs signed: one rendering per viewer)"}[mode]
             print(f"| {label} | {binary} | {median([r['p50'] for r in rs]):.1f} | **{median([r['p99'] for r in rs]):.1f}** "
                   f"({runs}) | {sum(r['missing'] for r in rs)} | "
                   f"{median([r['server_cpu'] for r in rs]):.2f} | {median([r['client_cpu'] for r in rs]):.2f} | "
