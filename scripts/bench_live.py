@@ -197,7 +197,7 @@ def viewer_process(port, tokens, ready, done, results, poster=None):
     for s, rest in socks:
         ep.register(s.fileno(), select.EPOLLIN)
         bufs[s.fileno()] = [s, rest]
-    arrivals = []
+    arrivals, closed = [], 0
     start_cpu = resource.getrusage(resource.RUSAGE_SELF)
     while not done.is_set():
         for fd, _ in ep.poll(0.2):
@@ -209,6 +209,7 @@ def viewer_process(port, tokens, ready, done, results, poster=None):
             now = time.monotonic()
             if not data:
                 ep.unregister(fd)
+                closed += 1
                 continue
             buf = entry[1] + data
             consumed = 0
@@ -225,7 +226,7 @@ def viewer_process(port, tokens, ready, done, results, poster=None):
             entry[1] = buf[consumed:]
     used = resource.getrusage(resource.RUSAGE_SELF)
     problems = [p for p in (wall_event_problem(k, poster) for k in kept) if p] if poster else []
-    results.put((arrivals, used.ru_utime + used.ru_stime - start_cpu.ru_utime - start_cpu.ru_stime, problems))
+    results.put((arrivals, used.ru_utime + used.ru_stime - start_cpu.ru_utime - start_cpu.ru_stime, problems, closed))
     for s, _ in socks:
         s.close()
 
@@ -389,19 +390,27 @@ def run_once(binary, mode):
         server_cpu = (cpu_seconds(srv.pid) - server_cpu0) / (time.monotonic() - wall0)
         time.sleep(POLL_S + 1)
         stop_polling.set()
+        # A server still sending (a fan-out behind the writes) gets up to 60 s more, so "missing" counts
+        # events never delivered, not late ones: wait until it uses under 0.1 cores for 0.5 s.
+        for _ in range(120):
+            cpu0 = cpu_seconds(srv.pid)
+            time.sleep(0.5)
+            if cpu_seconds(srv.pid) - cpu0 < 0.05:
+                break
         done.set()
-        arrivals, client_cpu, problems = [], 0.0, []
+        arrivals, client_cpu, problems, closed = [], 0.0, [], 0
         for _ in procs:
-            a, c, p = results.get(timeout=120)
+            a, c, p, n = results.get(timeout=120)
             arrivals += a
             client_cpu += c
             problems += p
+            closed += n
         client_cpu /= (time.monotonic() - wall0)
         if problems:
             raise SystemExit(f"{binary}: {len(problems)} event(s) are not a friend's photo as the feed carries it, e.g. {problems[0]}")
         live = [max(0.0, t - acks[s]) * 1000 for s, t in arrivals if s in acks]
         polled = [max(0.0, t - acks[s]) * 1000 for s, t in seen_by_poll if s in acks]
-        return {"samples": len(live), "p50": pct(live, .5), "p99": pct(live, .99), "missing": len(acks) * VIEWERS - len(live),
+        return {"samples": len(live), "p50": pct(live, .5), "p99": pct(live, .99), "missing": len(acks) * VIEWERS - len(live), "closed": closed,
                 "poll_p50": pct(polled, .5), "poll_p99": pct(polled, .99), "per_conn": per_conn,
                 "server_cpu": server_cpu, "client_cpu": client_cpu, "load": load}
     finally:
@@ -431,6 +440,7 @@ def main(binaries):
                 r = run_once(binary, mode)
                 rows.append((mode, binary, r))
                 print(f"  {mode:9} {binary}: p50 {r['p50']:.1f} ms, p99 {r['p99']:.1f} ms, missing {r['missing']}, "
+                      f"connections closed by the server {r['closed']}, "
                       f"server {r['server_cpu']:.2f} cores, client {r['client_cpu']:.2f} cores, load {r['load']:.1f}", flush=True)
     print(f"\nLive wall: {VIEWERS} WebSocket viewers in {PROCS} client processes, {RATE:g} writes/s for {SECONDS:g} s, "
           f"median of {RUNS} run(s) each, binaries interleaved (machine shared: load average "
