@@ -409,6 +409,13 @@ def run_once(binary, mode):
         if problems:
             raise SystemExit(f"{binary}: {len(problems)} event(s) are not a friend's photo as the feed carries it, e.g. {problems[0]}")
         live = [max(0.0, t - acks[s]) * 1000 for s, t in arrivals if s in acks]
+        if os.environ.get("BENCH_LIVE_PER_WRITE"):  # diagnosis: each write's median and worst delivery, ms
+            per = {}
+            for s, t in arrivals:
+                if s in acks:
+                    per.setdefault(s, []).append(max(0.0, t - acks[s]) * 1000)
+            print("  per write (seq: p50/max ms): " + ", ".join(
+                f"{s}: {pct(v, .5):.0f}/{max(v):.0f}" for s, v in sorted(per.items())), file=sys.stderr)
         polled = [max(0.0, t - acks[s]) * 1000 for s, t in seen_by_poll if s in acks]
         return {"samples": len(live), "p50": pct(live, .5), "p99": pct(live, .99), "missing": len(acks) * VIEWERS - len(live), "closed": closed,
                 "poll_p50": pct(polled, .5), "poll_p99": pct(polled, .99), "per_conn": per_conn,
@@ -452,7 +459,7 @@ def main(binaries):
             rs = [r for m, b, r in rows if m == mode and b == binary]
             runs = " / ".join(f"{r['p99']:.1f}" for r in rs)
             label = {"anonymous": "anonymous (one rendering per event)", "distinct": "distinct logged-in, `BenchLive` (one rendering per event)",
-                     "wall": "friends following `WallImage` (author included, URLs signed: one rendering per viewer)"}[mode]
+                     "wall": "friends following `WallImage` (author included, URLs signed)"}[mode]
             print(f"| {label} | {binary} | {median([r['p50'] for r in rs]):.1f} | **{median([r['p99'] for r in rs]):.1f}** "
                   f"({runs}) | {sum(r['missing'] for r in rs)} | "
                   f"{median([r['server_cpu'] for r in rs]):.2f} | {median([r['client_cpu'] for r in rs]):.2f} | "

@@ -229,7 +229,7 @@ final class LiveClient: WebSocketSession {
         case .deleted(let o):
             guard try fanout.visibility(viewer, current: o, original: nil, auth: auth).current, sub.predicate.matches(o) else { return }
             message = LiveFanout.message(clientId: clientId, installationId: installationId,
-                                         object: try fanout.rendered(o, side: .current, viewer: viewer, keys: sub.keys, auth: auth),
+                                         object: try fanout.rendered(o, side: .current, keys: sub.keys, auth: auth),
                                          op: "delete", original: nil, requestId: requestId)
         case .saved(let original, let current):
             let seen = try fanout.visibility(viewer, current: current, original: original, auth: auth)
@@ -247,11 +247,11 @@ final class LiveClient: WebSocketSession {
             }
             // What the viewer can't read (now, on leave; before, on enter) goes out as its identity only,
             // so an ACL change discloses nothing the viewer couldn't GET.
-            let object = seen.current ? try fanout.rendered(current, side: .current, viewer: viewer, keys: sub.keys, auth: auth)
+            let object = seen.current ? try fanout.rendered(current, side: .current, keys: sub.keys, auth: auth)
                                       : JSON.object(Self.identity(current)).serialized
             var originalBytes: [UInt8]?
             if let original, op != "create" {
-                originalBytes = seen.original ? try fanout.rendered(original, side: .original, viewer: viewer, keys: sub.keys, auth: auth)
+                originalBytes = seen.original ? try fanout.rendered(original, side: .original, keys: sub.keys, auth: auth)
                                               : JSON.object(Self.identity(original)).serialized
             }
             message = LiveFanout.message(clientId: clientId, installationId: installationId, object: object, op: op,

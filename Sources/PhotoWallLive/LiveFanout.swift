@@ -7,16 +7,18 @@ import Synchronization
 ///
 /// Each client still decides the event for each of its subscriptions, at event time, by the rules every
 /// read passes; what this keeps is the part of that work that depends only on **who** the viewer is, done
-/// once per event per viewer instead of once per connection: the session check (`auth`), whether the
+/// once per event per viewer instead of once per connection: the session check (`auth`) and whether the
 /// viewer may see the object before and after the write (`ObjectService.isVisible`: ACL, the class's
-/// read scope such as friends-only walls and private users), and the object rendered as GET renders it
-/// for that viewer (`liveObject`: protected fields, restricted views, signed file URLs, `include`d
-/// authors), serialised once per viewer and `keys`, or once for everyone when no rule could make it differ
-/// between viewers (`ObjectService.rendersAlikeForEveryone`: no `include`, no field rule on the class). A viewer is its session token (or anonymous, or the
-/// master key): one session always yields the same `AuthContext`, so two connections of one viewer get
-/// the same answers they would each have computed. Nothing outlives the event, so there is nothing to
-/// invalidate: the next event asks the database again (a logout, an unfriending or an ACL change is seen
-/// by the next event as before). Per subscription remain the `where` match, `watch` and the envelope.
+/// read scope such as friends-only walls and private users). The object as GET renders it for a viewer
+/// (`ObjectService.liveObject`: protected fields, restricted views, signed file URLs, `include`d
+/// authors) is made once per group of viewers who see it alike: a rendering comes with the questions it
+/// asked about its viewer (`RenderTrace`: the field view of each object, whether `include` shows each
+/// target), and a viewer who answers them all alike gets the same bytes; anyone else gets a rendering
+/// of their own. `include` targets are read once per event (`IncludeTargets`) and filtered per viewer.
+/// A viewer is its session token (or anonymous, or the master key): one session always yields the same
+/// `AuthContext`. Nothing outlives the event, so there is nothing to invalidate: the next event asks
+/// the database again (a logout, an unfriending or an ACL change is seen by the next event as before).
+/// Per subscription remain the `where` match, `watch` and the envelope.
 final class LiveFanout: Sendable {
     let event: ObjectEvent
     let server: LiveQueryServer
@@ -30,20 +32,28 @@ final class LiveFanout: Sendable {
     enum Side: Hashable, Sendable { case current, original }
 
     struct RenderKey: Hashable, Sendable {
-        /// nil: the rendering every viewer gets (`ObjectService.rendersAlikeForEveryone`).
-        var viewer: Viewer?
         var side: Side
         var keys: [String]?
     }
 
+    /// One rendering and the answers it took (`RenderTrace`).
+    struct Rendering {
+        var trace: RenderTrace
+        var bytes: [UInt8]
+    }
+
+    /// At most this many renderings are kept per side and `keys`; past it (viewers seeing the event in
+    /// that many ways) each further group renders its own, so checking a viewer stays bounded.
+    static let renderingsKept = 16
+
     struct Memo {
         var auths: [Viewer: Result<AuthContext, ParseError>] = [:]
         var visible: [Viewer: (current: Bool, original: Bool)] = [:]
-        var rendered: [RenderKey: [UInt8]] = [:]
+        var rendered: [RenderKey: [Rendering]] = [:]
 
         /// Room for `viewers` entries, so filling the memos during a fan-out never regrows them.
         init(viewers: Int) {
-            auths.reserveCapacity(viewers); visible.reserveCapacity(viewers); rendered.reserveCapacity(viewers)
+            auths.reserveCapacity(viewers); visible.reserveCapacity(viewers)
         }
     }
 
@@ -51,11 +61,14 @@ final class LiveFanout: Sendable {
     /// (the lock is not held while computing, so no client waits on another's database read); both get
     /// the same answer and one is kept.
     private let memo: Mutex<Memo>
+    /// The event's `include` targets, read once for every viewer.
+    let targets: IncludeTargets
 
     /// - Parameter viewers: how many clients the event goes to (the memos' initial capacity).
     init(event: ObjectEvent, server: LiveQueryServer, viewers: Int = 0) {
         self.event = event; self.server = server
         memo = Mutex(Memo(viewers: viewers))
+        targets = server.objects.includeTargets()
     }
 
     static func viewer(token: String?, isMaster: Bool) -> Viewer {
@@ -88,17 +101,20 @@ final class LiveFanout: Sendable {
         return seen
     }
 
-    /// `o` as `viewer` may read it, trimmed to `keys`, with `className` and `__type`, serialised.
-    func rendered(_ o: StoredObject, side: Side, viewer: Viewer, keys: [String]?, auth: AuthContext) throws(ParseError) -> [UInt8] {
-        let include = server.options.include[o.className] ?? []
-        let key = RenderKey(viewer: server.objects.rendersAlikeForEveryone(className: o.className, include: include) ? nil : viewer,
-                            side: side, keys: keys)
-        if let known = memo.withLock({ $0.rendered[key] }) { return known }
-        var w = try server.objects.liveObject(o, include: include, keys: keys, auth: auth)
+    /// `o` as `auth` may read it, trimmed to `keys`, with `className` and `__type`, serialised: a kept
+    /// rendering whose questions `auth` answers alike, else a new one.
+    func rendered(_ o: StoredObject, side: Side, keys: [String]?, auth: AuthContext) throws(ParseError) -> [UInt8] {
+        let key = RenderKey(side: side, keys: keys)
+        let kept = memo.withLock { $0.rendered[key] ?? [] }
+        for r in kept where try r.trace.holds(for: auth, in: server.objects) { return r.bytes }
+        var (w, trace) = try server.objects.liveObject(o, include: server.options.include[o.className] ?? [], keys: keys, auth: auth,
+                                                       targets: targets)
         w["className"] = .string(o.className)
         w["__type"] = "Object"
         let bytes = JSON.object(w).serialized
-        memo.withLock { $0.rendered[key] = bytes }
+        memo.withLock {
+            if $0.rendered[key, default: []].count < Self.renderingsKept { $0.rendered[key, default: []].append(Rendering(trace: trace, bytes: bytes)) }
+        }
         return bytes
     }
 

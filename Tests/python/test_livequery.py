@@ -479,8 +479,9 @@ def test_one_event_rendered_per_viewer_and_keys(live):
 
 def test_shared_rendering_never_crosses_a_per_viewer_rule(live):
     """An event with no `include` and no field rule on its class is rendered once for every viewer (`LiveFanout`,
-    `ObjectService.rendersAlikeForEveryone`); one with an `include`d author is rendered per viewer, so an author
-    whose `_User` ACL hides it from one viewer stays a bare pointer for that viewer only, as `include=user` gives."""
+    `RenderTrace`: nothing to answer differently); one with an `include`d author is rendered per group of viewers
+    who see it alike, so an author whose `_User` ACL hides it from one viewer stays a bare pointer for that viewer
+    only, as `include=user` gives."""
     users = fixture_users()
     owner, friend, _ = owner_friend_stranger(users)
     owner_id, owner_s = fb_login(live, owner)
@@ -522,6 +523,51 @@ def test_shared_rendering_never_crosses_a_per_viewer_rule(live):
     assert plain_objects["owner"]["a"] == 1 and plain_objects["owner"]["b"] == "two"
     assert "b" not in plain_objects["friend"] and plain_objects["friend"]["a"] == 1
     for c in viewers.values():
+        c.close()
+
+
+def test_viewers_share_a_rendering_only_when_every_rule_answers_alike(live):
+    """An event is rendered once per group of viewers who see it alike (`LiveFanout.rendered`, `RenderTrace`): a
+    viewer reuses a rendering only when it answers every question that rendering asked (field view, whether
+    `include` shows the author) the same way. Two friends of the poster who differ only in the author's `_User`
+    ACL must get different authors: the one the ACL names gets the public view, the other a bare pointer, each
+    exactly what `GET ?include=user` gives them; several friends of each kind, so each group is reused."""
+    users = fixture_users()
+    app = {i for i, u in users.items() if u.get("app_user", True)}
+    owner = max(sorted(app), key=lambda i: len([f for f in users[i]["friends"] if f in app]))
+    friends = sorted(f for f in users[owner]["friends"] if f in app)[:4]
+    assert len(friends) >= 3, "the fixture needs a user with three app-user friends"
+    owner_id, owner_s = fb_login(live, owner)
+    sessions = {f: fb_login(live, f) for f in friends}
+    granted, others = friends[:(len(friends) + 1) // 2], friends[(len(friends) + 1) // 2:]
+    # Subscribe alternately, so deliveries of the two kinds interleave on the delivery queues.
+    clients = {}
+    for f in [x for pair in zip(granted, others + [None]) for x in pair if x]:
+        clients[f] = Client(live, sessionToken=sessions[f][1])
+        clients[f].subscribe(1, "WallImage")
+        clients[f].subscribe(9, "LiveMarker")
+    acl = {owner_id: {"read": True, "write": True}, **{sessions[f][0]: {"read": True} for f in granted}}
+    assert rest(live, "PUT", f"/users/{owner_id}", {"ACL": acl}, session=owner_s)[0] == 200
+    try:
+        image = photo(live, owner_s)
+        m = marker(live)
+        got = {f: c.until_marker(m) for f, c in clients.items()}
+        expected = {}
+        for f in friends:
+            status, body = rest(live, "GET", f"/classes/WallImage/{image}?include=user", session=sessions[f][1])
+            assert status == 200, body
+            expected[f] = body["user"]
+    finally:
+        assert rest(live, "PUT", f"/users/{owner_id}", {"ACL": {"*": {"read": True}, owner_id: {"read": True, "write": True}}},
+                    session=owner_s)[0] == 200
+    assert {f: [(x["op"], x["requestId"]) for x in msgs] for f, msgs in got.items()} == {f: [("create", 1)] for f in friends}
+    assert {f: got[f][0]["object"]["user"] for f in friends} == expected
+    for f in granted:
+        assert expected[f] == {"__type": "Object", "className": "_User", "objectId": owner_id, "name": users[owner]["name"],
+                               "fbId": owner}
+    for f in others:
+        assert expected[f] == {"__type": "Pointer", "className": "_User", "objectId": owner_id}
+    for c in clients.values():
         c.close()
 
 

@@ -29,21 +29,23 @@ extension ObjectService {
         return predicate.matches(object)
     }
 
-    /// Whether `liveObject(_:include:keys:auth:)` gives every viewer (any session, anonymous, the master
-    /// key) the same object of `className`: no `include` (whose targets are checked per viewer: ACL, read
-    /// scope, `RestrictedView`) and no field rule of the class that could hide a field from some viewer
-    /// (`fieldRulesApply`, the test `wireObject` takes: a `FieldPolicy` or a `RestrictedView`). The
-    /// extension's `render` takes no viewer. So LiveQuery renders such an event once for everyone.
-    public func rendersAlikeForEveryone(className: String, include: [String]) -> Bool {
-        include.isEmpty && !fieldRulesApply(className: className, auth: .anonymous)
-    }
+    /// A store of `include` targets for the renderings of one event (`liveObject`): each target is
+    /// read once for all viewers, and filtered per viewer.
+    public func includeTargets() -> IncludeTargets { IncludeTargets(service: self) }
 
     /// `object` in wire form for `auth`, as GET renders it (`render`: protected fields, restricted
-    /// views, signed file URLs, `include`d pointers as `{"__type":"Object",…}`, `keys`).
-    public func liveObject(_ object: StoredObject, include: [String], keys: [String]?, auth: AuthContext) throws(ParseError) -> [String: JSON] {
+    /// views, signed file URLs, `include`d pointers as `{"__type":"Object",…}`, `keys`), with the
+    /// questions the rendering asked about `auth` and their answers: any viewer for whom
+    /// `RenderTrace.holds(for:in:)` is true gets this same object.
+    /// - Parameter targets: where `include` targets are read from (`includeTargets()`).
+    /// - Throws: what the read scope throws while deciding an `include`.
+    public func liveObject(_ object: StoredObject, include: [String], keys: [String]?, auth: AuthContext,
+                           targets: IncludeTargets) throws(ParseError) -> (object: [String: JSON], trace: RenderTrace) {
         var options = FindOptions()
         options.include = include
         options.keys = keys
-        return try render([object], options: options, auth: auth)[0]
+        var viewer = RenderViewer(service: self, auth: auth, source: targets, recording: true)
+        let wire = try render([object], options: options, viewer: &viewer)[0]
+        return (wire, viewer.trace ?? RenderTrace())
     }
 }

@@ -295,9 +295,16 @@ public final class ObjectService: Sendable {
     /// Wire form of objects (all of one class) with `include`, `keys`, `excludeKeys` and the field
     /// rules (`wireObject`) applied.
     public func render(_ objects: [StoredObject], options: FindOptions, auth: AuthContext) throws(ParseError) -> [[String: JSON]] {
-        var wire = objects.map { wireObject($0, auth: auth) }
+        var viewer = RenderViewer(service: self, auth: auth)
+        return try render(objects, options: options, viewer: &viewer)
+    }
+
+    /// `render` asking `viewer` everything that depends on who reads (`RenderViewer`): the field
+    /// view of each object and whether `include` shows each target. Nothing else of the caller is read.
+    func render(_ objects: [StoredObject], options: FindOptions, viewer: inout RenderViewer) throws(ParseError) -> [[String: JSON]] {
+        var wire = objects.map { wireObject($0, view: viewer.fieldView($0)) }
         if !options.include.isEmpty, let className = objects.first?.className {
-            try resolveIncludes(&wire, from: className, tree: IncludeTree(paths: options.include), auth: auth, depth: 0)
+            try resolveIncludes(&wire, from: className, tree: IncludeTree(paths: options.include), viewer: &viewer, depth: 0)
         }
         if let keys = options.keys {
             let keep = Set(keys.map { String($0.split(separator: ".").first ?? "") }).union(["objectId", "createdAt", "updatedAt", "ACL"])
@@ -310,9 +317,6 @@ public final class ObjectService: Sendable {
         return wire
     }
 
-    /// The object as `auth` may see it: without `_` columns; without its class's `FieldPolicy`
-    /// fields unless the master key asks (or the owner, for owner-only ones); only its
-    /// `RestrictedView` fields for anyone but the owner and the master key. Then the extension's `render`.
     /// Whether any field rule (a `FieldPolicy`, a `RestrictedView`) may hide a field of `className`
     /// from `auth`: the one test both `wireObject` and the stored-text renderer (`rendersStoredText`)
     /// take, so a rule added here reaches every read.
@@ -320,10 +324,24 @@ public final class ObjectService: Sendable {
         !auth.isMaster && (fieldPolicies[className] != nil || installed?.restrictedView(for: className) != nil)
     }
 
+    /// Which of `o`'s fields its class's rules show `auth` (see `FieldView`).
+    public func fieldView(_ o: StoredObject, auth: AuthContext) -> FieldView {
+        guard fieldRulesApply(className: o.className, auth: auth) else { return .unrestricted }
+        return isOwner(o, auth) ? .owner : .other
+    }
+
+    /// The object as `auth` may see it: without `_` columns; without its class's `FieldPolicy`
+    /// fields unless the master key asks (or the owner, for owner-only ones); only its
+    /// `RestrictedView` fields for anyone but the owner and the master key. Then the extension's `render`.
     public func wireObject(_ o: StoredObject, auth: AuthContext) -> [String: JSON] {
+        wireObject(o, view: fieldView(o, auth: auth))
+    }
+
+    /// `o` in wire form as a viewer with field view `view` sees it (`wireObject(_:auth:)`).
+    func wireObject(_ o: StoredObject, view: FieldView) -> [String: JSON] {
         var w = coding.wireObject(o)
-        if fieldRulesApply(className: o.className, auth: auth) {
-            let owner = isOwner(o, auth)
+        if view != .unrestricted {
+            let owner = view == .owner
             if let policy = fieldPolicies[o.className] {
                 for f in policy.masterOnly { w[f] = nil }
                 if !owner { for f in policy.ownerOnly { w[f] = nil } }
@@ -336,18 +354,38 @@ public final class ObjectService: Sendable {
         return w
     }
 
+    /// Whether the object's ACL lets `auth` read it (no ACL: everyone; the master key: always). The
+    /// one in-memory form of the `readers` filter the adapters apply in SQL.
+    static func mayRead(_ object: StoredObject, _ auth: AuthContext) -> Bool {
+        guard let acl = object.acl, let permissions = auth.permissions else { return true }
+        return permissions.contains { acl.entries[$0]?.read == true }
+    }
+
+    /// Whether `include` through the pointer field `via` (`"<className>.<field>"`) shows `auth` the
+    /// object `o`: its ACL lets `auth` read it, and its class's read scope allows it unless `via` is one
+    /// of the class's `RestrictedView.revealedThrough`.
+    /// - Throws: what the read scope throws (e.g. the friend list can't be read).
+    public func includes(_ o: StoredObject, via: String, auth: AuthContext) throws(ParseError) -> Bool {
+        guard Self.mayRead(o, auth) else { return false }
+        if installed?.restrictedView(for: o.className)?.revealedThrough.contains(via) == true { return true }
+        guard let scope = try readPredicate(o.className, auth) else { return true }
+        return scope.matches(o)
+    }
+
+    /// The objects of `className` with these ids, whoever may read them (no ACL, no read scope): what
+    /// `include` filters per viewer with `includes(_:via:auth:)`.
+    func includeTargets(className: String, ids: Set<String>) throws(ParseError) -> [StoredObject] {
+        guard ObjectNames.isValidClassName(className), !ids.isEmpty else { return [] }
+        return try store.find(StoredQuery(className: className, predicate: .inList("objectId", ids.sorted().map { .string($0) }, negated: false),
+                                          readers: nil))
+    }
+
     /// The objects of `className` with these ids that `include` through the pointer field `via`
-    /// (`"<className>.<field>"`) shows `auth`, in wire form by objectId: those its ACL lets `auth`
-    /// read that the class's read scope allows (or, when `via` is one of the class's
-    /// `RestrictedView.revealedThrough`, without the scope), as `wireObject` renders them.
-    /// The feed renders post authors through this, as `include=user` would.
+    /// (`"<className>.<field>"`) shows `auth` (`includes(_:via:auth:)`), in wire form by objectId, as
+    /// `wireObject` renders them. The feed renders post authors through this, as `include=user` would.
     public func includedObjects(className: String, ids: Set<String>, via: String, auth: AuthContext) throws(ParseError) -> [String: [String: JSON]] {
-        guard ObjectNames.isValidClassName(className), !ids.isEmpty else { return [:] }
-        var p = Predicate.inList("objectId", ids.sorted().map { .string($0) }, negated: false)
-        let revealed = installed?.restrictedView(for: className)?.revealedThrough.contains(via) == true
-        if !revealed, let scope = try readPredicate(className, auth) { p = .and([p, scope]) }
         var out: [String: [String: JSON]] = [:]
-        for o in try store.find(StoredQuery(className: className, predicate: p, readers: auth.permissions)) {
+        for o in try includeTargets(className: className, ids: ids) where try includes(o, via: via, auth: auth) {
             out[o.objectId] = wireObject(o, auth: auth)
         }
         return out
@@ -365,22 +403,27 @@ public final class ObjectService: Sendable {
         }
     }
 
-    /// Replaces pointers named by `tree` with the objects they point to (those the caller may read),
-    /// as `{"__type":"Object","className":…, …fields}`; unreadable or missing targets stay pointers.
+    /// Replaces pointers named by `tree` with the objects they point to that `include` shows the
+    /// viewer (`RenderViewer.includes`), as `{"__type":"Object","className":…, …fields}`; other or
+    /// missing targets stay pointers.
     /// - Parameter from: the class of `objects`.
-    func resolveIncludes(_ objects: inout [[String: JSON]], from sourceClass: String, tree: IncludeTree, auth: AuthContext, depth: Int) throws(ParseError) {
+    func resolveIncludes(_ objects: inout [[String: JSON]], from sourceClass: String, tree: IncludeTree, viewer: inout RenderViewer,
+                         depth: Int) throws(ParseError) {
         guard depth < 4 else { return }
-        for (field, subtree) in tree.children {
-            let fields = field == "*" ? Set(objects.flatMap { o in o.filter { $0.value.parseType == "Pointer" }.map(\.key) }) : [field]
+        for (field, subtree) in tree.children.sorted(by: { $0.key < $1.key }) {
+            let fields = field == "*" ? Set(objects.flatMap { o in o.filter { $0.value.parseType == "Pointer" }.map(\.key) }).sorted() : [field]
             for f in fields {
                 var wanted: [String: Set<String>] = [:]
                 for o in objects {
                     for p in Self.pointers(in: o[f]) { wanted[p.className, default: []].insert(p.objectId) }
                 }
                 var fetched: [String: [String: JSON]] = [:]
-                for (cls, ids) in wanted {
-                    var targets = Array(try includedObjects(className: cls, ids: ids, via: sourceClass + "." + f, auth: auth).values)
-                    if !subtree.children.isEmpty { try resolveIncludes(&targets, from: cls, tree: subtree, auth: auth, depth: depth + 1) }
+                for (cls, ids) in wanted.sorted(by: { $0.key < $1.key }) {
+                    var targets: [[String: JSON]] = []
+                    for o in try viewer.targets(className: cls, ids: ids) where try viewer.includes(o, via: sourceClass + "." + f) {
+                        targets.append(wireObject(o, view: viewer.fieldView(o)))
+                    }
+                    if !subtree.children.isEmpty { try resolveIncludes(&targets, from: cls, tree: subtree, viewer: &viewer, depth: depth + 1) }
                     for var t in targets {
                         t["__type"] = "Object"
                         t["className"] = .string(cls)
