@@ -5,15 +5,37 @@ import PhotoWallStorage
 /// The friend graph as the provider reports it: synced at login (every page of `/me/friends`) and
 /// refreshed when older than `ttlSeconds`, so a friendship ended at the provider stops counting
 /// after the next sync.
+///
+/// Friend lists read from the graph are kept for at most `cacheSeconds` (`ExpiringCache`: lifetimes
+/// spread over half to all of it), so a friends-only read (`WallRules.readScope`, for every GET, query
+/// and LiveQuery viewer) does not read the graph each time. Every sync in this process forgets the
+/// user's list at once, so a friendship ended at the provider counts from that sync on, as without the
+/// cache. A sync made by another process on the same database is not seen here until the entry ends,
+/// so PhotoWall caches only on SQLite (as `SessionCache`), never where several instances share a
+/// PostgreSQL database.
 public final class FriendService: Sendable {
     let graph: any FriendGraphStore
     public let providers: [String: any IdentityProvider]
     public let ttlSeconds: Int64
     let logger: Logger
 
+    /// A user's friends and when they were synced, as the graph holds them.
+    struct Friends: Sendable {
+        var ids: [String]
+        var syncedAt: ParseDate?
+    }
+
+    /// Friend lists by Facebook id.
+    let lists: ExpiringCache<String, Friends>
+
+    /// - Parameters:
+    ///   - ttlSeconds: a friend list older than this is synced again from the provider before use.
+    ///   - cacheSeconds: how long a list read from `graph` may be served from memory; 0 (the default):
+    ///     not at all. Only for a graph no other process writes.
     public init(graph: any FriendGraphStore, providers: [String: any IdentityProvider], ttlSeconds: Int64 = 3600,
-                logger: Logger = Logger(label: "friends")) {
+                cacheSeconds: Double = 0, logger: Logger = Logger(label: "friends")) {
         self.graph = graph; self.providers = providers; self.ttlSeconds = ttlSeconds; self.logger = logger
+        lists = ExpiringCache(ttlSeconds: cacheSeconds)
     }
 
     /// Replaces the user's friend list with the provider's. A provider failure is logged and keeps the
@@ -21,27 +43,45 @@ public final class FriendService: Sendable {
     public func sync(provider: any IdentityProvider, authData: [String: JSON], fbId: String) {
         do {
             let ids = try provider.friendIDs(authData)
+            // Forgotten also when the write failed: it may have happened before the failure was reported.
+            defer { lists.invalidate { key, _ in key == fbId } }
             try graph.replaceFriends(of: fbId, with: ids, syncedAt: ParseDate.now())
         } catch {
             logger.warning("friend sync failed", ["provider": provider.name, "cause": error.message])
         }
     }
 
+    func isStale(_ syncedAt: ParseDate?) -> Bool {
+        syncedAt.map { ParseDate.now().millisecondsSince1970 - $0.millisecondsSince1970 >= ttlSeconds * 1000 } ?? true
+    }
+
+    /// Syncs `user` (Facebook id `fbId`) from the provider when the list synced at `syncedAt` is stale and
+    /// the user's `authData` allows. - Returns: whether it synced.
+    func syncIfStale(_ user: StoredObject, fbId: String, syncedAt: ParseDate?) -> Bool {
+        guard isStale(syncedAt), let data = user.fields["authData"]?["facebook"]?.objectValue, let provider = providers["facebook"] else {
+            return false
+        }
+        sync(provider: provider, authData: data, fbId: fbId)
+        return true
+    }
+
     /// Syncs the user's friends from the provider when the stored list is older than the TTL.
     public func refreshIfStale(_ user: StoredObject) throws(ParseError) {
         guard let fbId = user.fields["fbId"]?.stringValue else { return }
-        let synced = try graph.friendsSyncedAt(fbId)
-        let stale = synced.map { ParseDate.now().millisecondsSince1970 - $0.millisecondsSince1970 >= ttlSeconds * 1000 } ?? true
-        if stale, let data = user.fields["authData"]?["facebook"]?.objectValue, let provider = providers["facebook"] {
-            sync(provider: provider, authData: data, fbId: fbId)
-        }
+        if let known = lists.lookup(fbId), !isStale(known.syncedAt) { return }
+        _ = syncIfStale(user, fbId: fbId, syncedAt: try graph.friendsSyncedAt(fbId))
     }
 
     /// The user's friends' Facebook ids, refreshed from the provider first when stale.
     public func friends(of user: StoredObject) throws(ParseError) -> [String] {
         guard let fbId = user.fields["fbId"]?.stringValue else { return [] }
-        try refreshIfStale(user)
-        return try graph.friends(of: fbId)
+        if let known = lists.lookup(fbId), !isStale(known.syncedAt) { return known.ids }
+        let generation = lists.generation()
+        let syncedAt = try graph.friendsSyncedAt(fbId)
+        if syncIfStale(user, fbId: fbId, syncedAt: syncedAt) { return try graph.friends(of: fbId) }
+        let ids = try graph.friends(of: fbId)
+        lists.store(fbId, Friends(ids: ids, syncedAt: syncedAt), generation: generation)
+        return ids
     }
 
     /// How many friends the user has, counted up to `limit` (min of the two), refreshed first when stale.

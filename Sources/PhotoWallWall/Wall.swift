@@ -27,10 +27,14 @@ public final class Wall: ObjectServiceExtension {
         public var feedThreshold: Int? = nil
         /// Refresh a user's friend list after this many seconds (`--friend-sync-ttl`).
         public var friendSyncTTLSeconds: Int64 = 3600
+        /// Serve a friend list read from the database from memory for at most this many seconds
+        /// (`FriendService`); 0: never. Only when no other process writes the database.
+        public var friendCacheSeconds: Double = 0
         public init(visibility: WallRules.Visibility = .friends, thumbnailSizes: ThumbnailService.Sizes = ThumbnailService.Sizes(),
-                    feedThreshold: Int? = nil, friendSyncTTLSeconds: Int64 = 3600) {
+                    feedThreshold: Int? = nil, friendSyncTTLSeconds: Int64 = 3600, friendCacheSeconds: Double = 0) {
             self.visibility = visibility; self.thumbnailSizes = thumbnailSizes
             self.feedThreshold = feedThreshold; self.friendSyncTTLSeconds = friendSyncTTLSeconds
+            self.friendCacheSeconds = friendCacheSeconds
         }
     }
 
@@ -59,7 +63,8 @@ public final class Wall: ObjectServiceExtension {
                 providers: [String: any IdentityProvider], files: FileService, masterKey: String,
                 options: Options = Options(), events: ObjectEventBus? = nil, logger: Logger) {
         self.database = database; self.fileRecords = fileRecords; self.files = files; self.logger = logger; self.events = events
-        friends = FriendService(graph: friendGraph, providers: providers, ttlSeconds: options.friendSyncTTLSeconds, logger: logger)
+        friends = FriendService(graph: friendGraph, providers: providers, ttlSeconds: options.friendSyncTTLSeconds,
+                                cacheSeconds: options.friendCacheSeconds, logger: logger)
         rules = WallRules(database: database, friends: friends, visibility: options.visibility)
         thumbnails = ThumbnailService(files: files, sizes: options.thumbnailSizes, logger: logger)
         access = WallFileAccess(masterKey: masterKey, database: database, wall: rules)

@@ -243,11 +243,11 @@ enum ServeCommand {
         let wall = Wall(database: database, fileRecords: database, feedStore: database, friendGraph: database, providers: providers, files: files,
                         masterKey: config.masterKey,
                         options: Wall.Options(visibility: visibility, thumbnailSizes: sizes, feedThreshold: threshold,
-                                              friendSyncTTLSeconds: friendTTL),
+                                              friendSyncTTLSeconds: friendTTL, friendCacheSeconds: database is PostgresAdapter ? 0 : 5),
                         events: events, logger: logger)
-        // Resolved sessions are cached for 5 s, invalidated at once by every write of a session or user in this
-        // process. Not on PostgreSQL: several instances may share its database, and another instance's
-        // logout would not reach this cache (see SessionCache).
+        // Resolved sessions and friend lists are cached for 5 s, invalidated at once by every write of a session or
+        // user, and every friend sync, in this process. Not on PostgreSQL: several instances may share its
+        // database, and another instance's logout or sync would not reach these caches (see SessionCache, FriendService).
         logger.info("feed: per-author probes up to \(wall.feed.perAuthorThreshold) authors"
                     + (threshold == nil ? " (the database's suggestion for the images it holds)" : " (--feed-threshold)"))
         let objects = ObjectService(store: database, fileRecords: database, config: config, installing: wall, events: events,

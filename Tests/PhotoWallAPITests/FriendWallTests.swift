@@ -112,3 +112,37 @@ import PhotoWallCore
         try await fb.post("/__control/friendships/\(owner)/\(friend)", method: "PUT")
     }
 }
+
+/// Friend lists are served from memory between syncs (`FriendService`, 5 s on SQLite), and every sync in
+/// the process forgets the synced user's list at once: a friendship ended at the provider stops counting
+/// from the friend's next login, not up to 5 s later. The sync TTL is the default hour here, so only the
+/// login syncs.
+@Suite(.serialized) struct FriendListCacheTests {
+    static let env = MockFacebookProcess.withServer()
+    var s: ParseTestServer { Self.env.0 }
+    var fb: MockFacebookProcess { Self.env.1 }
+
+    @Test func aLoginSyncIsSeenByTheNextRead() async throws {
+        let appUsers = Set(MockFacebookProcess.appUsers())
+        let owner = try #require(MockFacebookProcess.appUsers(minFriends: 2).dropFirst(7).first)
+        let ownerFriends = Set((MockFacebookProcess.fixture[owner]?["friends"]?.arrayValue ?? []).compactMap { $0.stringValue })
+        let friend = try #require(ownerFriends.filter { appUsers.contains($0) }.sorted().last)
+        let ownerSession = try await fb.logIn(owner, on: s).session
+        let friendSession = try await fb.logIn(friend, on: s).session
+        let image = try #require(try await s.request("POST", "/classes/WallImage", json: ["caption": "cached?"], key: .session(ownerSession))
+            .json["objectId"]?.stringValue)
+        #expect(try await s.request("GET", "/classes/WallImage/\(image)", key: .session(friendSession)).status == 200)
+
+        try await fb.post("/__control/friendships/\(owner)/\(friend)", method: "DELETE")
+        // No sync yet (the list is an hour fresh): the friendship still counts, as without a cache.
+        #expect(try await s.request("GET", "/classes/WallImage/\(image)", key: .session(friendSession)).status == 200)
+        // The friend logs in again: the sync replaces the list and the very next read follows it.
+        let afterUnfriend = try await fb.logIn(friend, on: s).session
+        #expect(try await s.request("GET", "/classes/WallImage/\(image)", key: .session(friendSession)).json["code"] == 101)
+        #expect(try await s.request("GET", "/classes/WallImage/\(image)", key: .session(afterUnfriend)).json["code"] == 101)
+
+        try await fb.post("/__control/friendships/\(owner)/\(friend)", method: "PUT")
+        _ = try await fb.logIn(friend, on: s)
+        #expect(try await s.request("GET", "/classes/WallImage/\(image)", key: .session(friendSession)).status == 200)
+    }
+}

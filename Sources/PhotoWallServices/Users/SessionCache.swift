@@ -1,6 +1,5 @@
 import PhotoWallCore
 import PhotoWallStorage
-import Synchronization
 
 /// A short-lived cache of resolved sessions: session token → the `AuthContext` it stands for, so a
 /// request with a session token does not read `_Session` and `_User` each time.
@@ -23,66 +22,42 @@ import Synchronization
 /// since it began (`generation`), so a lookup racing a logout never puts the ended session back.
 public final class SessionCache: Sendable {
     /// How long an entry may be served, in seconds; 0 turns the cache off.
-    public let ttlSeconds: Double
+    public var ttlSeconds: Double { entries.ttlSeconds }
     /// At most this many entries; when full, the cache is emptied (entries are cheap to rebuild).
-    public let capacity: Int
+    public var capacity: Int { entries.capacity }
 
-    struct Entry {
+    struct Entry: Sendable {
         var auth: AuthContext
         var sessionObjectId: String
         /// The session's `expiresAt`, if it has one.
         var expiresAt: ParseDate?
-        var validUntil: ContinuousClock.Instant
     }
 
-    struct State {
-        var entries: [String: Entry] = [:]
-        /// Bumped by every invalidation.
-        var generation: UInt64 = 0
-    }
-
-    private let state = Mutex(State())
+    /// By session token (lifetimes, the generation rule and the bound: `ExpiringCache`).
+    private let entries: ExpiringCache<String, Entry>
 
     /// - Parameters:
     ///   - ttlSeconds: ≥ 0; 0 (the default) caches nothing.
     ///   - capacity: ≥ 1.
     public init(ttlSeconds: Double = 0, capacity: Int = 100_000) {
-        self.ttlSeconds = max(0, ttlSeconds)
-        self.capacity = max(1, capacity)
+        entries = ExpiringCache(ttlSeconds: ttlSeconds, capacity: capacity)
     }
 
-    public var isEnabled: Bool { ttlSeconds > 0 }
+    public var isEnabled: Bool { entries.isEnabled }
 
     /// The cached session of `token`, when it is fresh and its session has not expired.
     func lookup(_ token: String) -> AuthContext? {
-        guard isEnabled else { return nil }
-        let now = ContinuousClock.now
-        return state.withLock { s -> Entry? in
-            guard let e = s.entries[token] else { return nil }
-            if e.validUntil < now {
-                s.entries[token] = nil
-                return nil
-            }
-            return e
-        }.flatMap { e in
-            if let exp = e.expiresAt, exp < ParseDate.now() { return nil }
-            return e.auth
-        }
+        guard let e = entries.lookup(token) else { return nil }
+        if let exp = e.expiresAt, exp < ParseDate.now() { return nil }
+        return e.auth
     }
 
     /// The current generation, taken before reading the database on a miss.
-    func generation() -> UInt64 { state.withLock { $0.generation } }
+    func generation() -> UInt64 { entries.generation() }
 
     /// Caches `auth` for `token` unless an invalidation happened since `generation` was taken.
     func store(_ token: String, _ auth: AuthContext, sessionObjectId: String, expiresAt: ParseDate?, generation: UInt64) {
-        guard isEnabled else { return }
-        let entry = Entry(auth: auth, sessionObjectId: sessionObjectId, expiresAt: expiresAt,
-                          validUntil: ContinuousClock.now + .milliseconds(Int64(ttlSeconds * 1000 * Double.random(in: 0.5...1))))
-        state.withLock { s in
-            guard s.generation == generation else { return }
-            if s.entries.count >= capacity { s.entries.removeAll(keepingCapacity: true) }
-            s.entries[token] = entry
-        }
+        entries.store(token, Entry(auth: auth, sessionObjectId: sessionObjectId, expiresAt: expiresAt), generation: generation)
     }
 
     /// Forgets what a write to `className` may have changed: the session `objectId` of `_Session`, the
@@ -90,18 +65,11 @@ public final class SessionCache: Sendable {
     /// delete). Writes to other classes change nothing here.
     public func invalidate(className: String, objectId: String?) {
         guard className == "_Session" || className == "_User" else { return }
-        state.withLock { s in
-            s.generation &+= 1
-            guard isEnabled, !s.entries.isEmpty else { return }
-            guard let objectId else {
-                s.entries.removeAll(keepingCapacity: true)
-                return
-            }
-            if className == "_Session" {
-                s.entries = s.entries.filter { $0.value.sessionObjectId != objectId }
-            } else {
-                s.entries = s.entries.filter { $0.value.auth.userId != objectId }
-            }
+        guard let objectId else { return entries.invalidate() }
+        if className == "_Session" {
+            entries.invalidate { $1.sessionObjectId == objectId }
+        } else {
+            entries.invalidate { $1.auth.userId == objectId }
         }
     }
 }

@@ -1,0 +1,84 @@
+import Synchronization
+
+/// A small in-memory cache whose entries end after a bounded time and which writers invalidate at once:
+/// the mechanism under `SessionCache` (sessions) and `FriendService` (friend lists).
+///
+/// - Lifetime: each entry lives a random time between half of `ttlSeconds` and all of it, so entries
+///   filled in one burst (a LiveQuery event checks 1,000 viewers at once) don't all end, and get read
+///   again, in the same instant.
+/// - Races: a reader that misses takes `generation()` before reading the source and stores with it;
+///   the store is dropped when any invalidation happened in between, so a read racing a write never puts
+///   the old value back.
+/// - Bound: at most `capacity` entries; when full, the cache is emptied (entries are cheap to rebuild).
+/// - `ttlSeconds` 0 turns it off: nothing is stored, every lookup misses.
+public final class ExpiringCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    /// The longest an entry may be served, in seconds; 0: off.
+    public let ttlSeconds: Double
+    /// At most this many entries.
+    public let capacity: Int
+
+    struct Entry {
+        var value: Value
+        var validUntil: ContinuousClock.Instant
+    }
+
+    struct State {
+        var entries: [Key: Entry] = [:]
+        /// Bumped by every invalidation.
+        var generation: UInt64 = 0
+    }
+
+    private let state = Mutex(State())
+
+    /// - Parameters:
+    ///   - ttlSeconds: ≥ 0; 0 caches nothing.
+    ///   - capacity: ≥ 1.
+    public init(ttlSeconds: Double, capacity: Int = 100_000) {
+        self.ttlSeconds = max(0, ttlSeconds)
+        self.capacity = max(1, capacity)
+    }
+
+    public var isEnabled: Bool { ttlSeconds > 0 }
+
+    /// The value cached for `key`, when its entry has not ended.
+    public func lookup(_ key: Key) -> Value? {
+        guard isEnabled else { return nil }
+        let now = ContinuousClock.now
+        return state.withLock { s -> Value? in
+            guard let e = s.entries[key] else { return nil }
+            if e.validUntil < now {
+                s.entries[key] = nil
+                return nil
+            }
+            return e.value
+        }
+    }
+
+    /// The current generation: take it before reading the source on a miss, and pass it to `store`.
+    public func generation() -> UInt64 { state.withLock { $0.generation } }
+
+    /// Caches `value` for `key`, unless an invalidation happened since `generation` was taken.
+    public func store(_ key: Key, _ value: Value, generation: UInt64) {
+        guard isEnabled else { return }
+        let entry = Entry(value: value, validUntil: ContinuousClock.now + .milliseconds(Int64(ttlSeconds * 1000 * Double.random(in: 0.5...1))))
+        state.withLock { s in
+            guard s.generation == generation else { return }
+            if s.entries.count >= capacity { s.entries.removeAll(keepingCapacity: true) }
+            s.entries[key] = entry
+        }
+    }
+
+    /// Forgets the entries `matching` says a write changed (all when nil), and fails every store
+    /// whose read began before now.
+    public func invalidate(where matching: ((Key, Value) -> Bool)? = nil) {
+        state.withLock { s in
+            s.generation &+= 1
+            guard !s.entries.isEmpty else { return }
+            guard let matching else {
+                s.entries.removeAll(keepingCapacity: true)
+                return
+            }
+            s.entries = s.entries.filter { !matching($0.key, $0.value.value) }
+        }
+    }
+}
