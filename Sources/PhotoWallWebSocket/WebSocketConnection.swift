@@ -13,14 +13,15 @@ public protocol WebSocketSession: AnyObject, Sendable {
 
 /// One upgraded WebSocket connection as its owner sees it: a bounded send queue, safe from any thread.
 ///
-/// Messages are queued here and framed by wslay on the hub's loop thread, so `send` never blocks. When
+/// Messages are queued here and framed by wslay on its loop thread, so `send` never blocks. When
 /// the bytes not yet written to the socket would exceed `WebSocketHub.Limits.maxQueuedBytes`, the peer is
 /// a slow consumer: the message is dropped and the connection closed with 1008 (policy violation).
 public final class WebSocketConnection: Sendable {
     /// Peer address as text (`127.0.0.1`).
     public let remoteAddress: String
     let maxQueuedBytes: Int
-    let hub: WebSocketHub
+    /// The loop this connection was dealt to.
+    let shard: WebSocketShard
 
     struct Outbox {
         var messages: [[UInt8]] = []
@@ -34,8 +35,8 @@ public final class WebSocketConnection: Sendable {
     }
     let outbox = Mutex(Outbox())
 
-    init(remoteAddress: String, maxQueuedBytes: Int, hub: WebSocketHub) {
-        self.remoteAddress = remoteAddress; self.maxQueuedBytes = maxQueuedBytes; self.hub = hub
+    init(remoteAddress: String, maxQueuedBytes: Int, shard: WebSocketShard) {
+        self.remoteAddress = remoteAddress; self.maxQueuedBytes = maxQueuedBytes; self.shard = shard
     }
 
     /// Queues one text message. Returns at once; a slow consumer is closed with 1008 instead.
@@ -57,7 +58,7 @@ public final class WebSocketConnection: Sendable {
             box.bytes += bytes.count
             return true
         }
-        if queued { hub.wake(for: self) }
+        if queued { shard.wake(for: self) }
     }
 
     /// Sends a close frame with `code` and `reason` after what is queued, then ends the connection
@@ -68,6 +69,6 @@ public final class WebSocketConnection: Sendable {
             box.close = (code, reason)
             return true
         }
-        if changed { hub.wake(for: self) }
+        if changed { shard.wake(for: self) }
     }
 }

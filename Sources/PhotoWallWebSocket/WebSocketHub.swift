@@ -6,7 +6,10 @@ import PhotoWallHTTP
 import Synchronization
 
 /// WebSocket connections on libmicrohttpd's upgraded sockets, framed by wslay (RFC 6455: fragmentation,
-/// masking, ping/pong and close), on one poll(2) loop thread of its own.
+/// masking, ping/pong and close), on poll(2) loop threads of their own: one per core
+/// (`WebSocketShard`), each holding the connections dealt to it in turn, so a message sent to every
+/// connection (a LiveQuery event to 1,000 viewers) is framed and written by all cores at once, not by
+/// one thread behind the others.
 ///
 /// Liveness: every `pingInterval` each connection gets a ping; one that has not answered the previous
 /// ping by then is dropped. Caps: messages over `maxMessageBytes` close the connection with 1009
@@ -28,27 +31,24 @@ public final class WebSocketHub: Sendable {
 
     public let limits: Limits
     let logger: Logger
-    /// Upgraded sockets waiting to be adopted by the loop thread.
-    let pending = Mutex<[(UpgradedConnection, WebSocketConnection, @Sendable (WebSocketConnection) -> any WebSocketSession)]>([])
     /// Open connections per address (counted from the handshake to the close).
     let perAddress = Mutex<[String: Int]>([:])
     let stopping = Atomic<Bool>(false)
-    /// Signalled by the loop thread when it has closed every connection and returned.
-    let finished = DispatchSemaphore(value: 0)
-    /// The loop's wake-up pipe: [read end, write end], non-blocking.
-    let wakePipe: (Int32, Int32)
+    /// The loops, each with its own thread, connections and wake-up pipe.
+    let shards: [WebSocketShard]
+    let nextShard = Atomic<Int>(0)
 
-    public init(limits: Limits = Limits(), logger: Logger) {
+    /// - Parameter loops: loop threads; default one per core.
+    public init(limits: Limits = Limits(), loops: Int = ProcessInfo.processInfo.activeProcessorCount, logger: Logger) {
         self.limits = limits
         self.logger = logger
-        var fds: [Int32] = [0, 0]
-        precondition(pipe(&fds) == 0, "pipe failed")
-        for fd in fds { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        wakePipe = (fds[0], fds[1])
-        let loop = WebSocketLoop(hub: self)
-        let thread = Thread { loop.run() }
-        thread.name = "websocket"
-        thread.start()
+        shards = (0..<max(1, loops)).map { _ in WebSocketShard() }
+        for (i, shard) in shards.enumerated() {
+            let loop = WebSocketLoop(hub: self, shard: shard)
+            let thread = Thread { loop.run() }
+            thread.name = "websocket-\(i)"
+            thread.start()
+        }
     }
 
     /// Open connections (all addresses).
@@ -72,10 +72,11 @@ public final class WebSocketHub: Sendable {
             if admitted { release(address: address) }
             return .immediate(HTTPError(status: 429, message: "Too many WebSocket connections from this address.").response)
         }
+        let shard = shards[nextShard.add(1, ordering: .relaxed).oldValue % shards.count]
         return .upgrade(UpgradeRoute(headers: headers) { [self] upgraded in
-            let connection = WebSocketConnection(remoteAddress: address, maxQueuedBytes: limits.maxQueuedBytes, hub: self)
-            pending.withLock { $0.append((upgraded, connection, accept)) }
-            wake()
+            let connection = WebSocketConnection(remoteAddress: address, maxQueuedBytes: limits.maxQueuedBytes, shard: shard)
+            shard.pending.withLock { $0.append((upgraded, connection, accept)) }
+            shard.wake()
         } onAbandoned: { [self] in
             release(address: address)
         })
@@ -88,11 +89,38 @@ public final class WebSocketHub: Sendable {
         }
     }
 
+    /// Closes every connection with 1001 (going away): waits up to 3 s for the peers' closes, then drops
+    /// the rest, and returns once the loop thread is done (at most about 5 s). Call once, before the HTTP
+    /// server stops (`HTTPServer.beforeStop`).
+    public func stop() {
+        guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let deadline = DispatchTime.now() + 5
+        for shard in shards { shard.wake() }
+        for shard in shards { _ = shard.finished.wait(timeout: deadline) }
+    }
+}
+
+/// One loop thread's share of the hub: the connections dealt to it, and how the rest of the process
+/// reaches that thread (new sockets, output to flush, the wake-up pipe).
+final class WebSocketShard: Sendable {
+    /// Upgraded sockets waiting to be adopted by the loop thread.
+    let pending = Mutex<[(UpgradedConnection, WebSocketConnection, @Sendable (WebSocketConnection) -> any WebSocketSession)]>([])
     /// Connections with new output or a close request since the loop last looked (so a pass flushes only
     /// those, not every connection).
     let dirty = Mutex<[ObjectIdentifier: WebSocketConnection]>([:])
     /// A wake-up byte is in the pipe and the loop has not drained it yet: further wakes need no write.
     let wakePending = Atomic<Bool>(false)
+    /// The loop's wake-up pipe: [read end, write end], non-blocking.
+    let wakePipe: (Int32, Int32)
+    /// Signalled by the loop thread when it has closed its connections and returned.
+    let finished = DispatchSemaphore(value: 0)
+
+    init() {
+        var fds: [Int32] = [0, 0]
+        precondition(pipe(&fds) == 0, "pipe failed")
+        for fd in fds { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
+        wakePipe = (fds[0], fds[1])
+    }
 
     /// Marks `connection` for the loop's next pass and wakes it.
     func wake(for connection: WebSocketConnection) {
@@ -105,14 +133,5 @@ public final class WebSocketHub: Sendable {
         guard !wakePending.exchange(true, ordering: .acquiringAndReleasing) else { return }
         var one: UInt8 = 1
         _ = write(wakePipe.1, &one, 1) // a full pipe already means "awake"
-    }
-
-    /// Closes every connection with 1001 (going away): waits up to 3 s for the peers' closes, then drops
-    /// the rest, and returns once the loop thread is done (at most about 5 s). Call once, before the HTTP
-    /// server stops (`HTTPServer.beforeStop`).
-    public func stop() {
-        guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        wake()
-        _ = finished.wait(timeout: .now() + 5)
     }
 }

@@ -37,11 +37,12 @@ final class WebSocketPeer {
     }
 }
 
-/// The hub's poll(2) loop. `@unchecked Sendable` because it is handed to its thread once at start and
-/// from then on used by that thread alone (the hub talks to it only through `pending`, the connections'
-/// outboxes and the wake-up pipe, all thread-safe).
+/// One of the hub's poll(2) loops, for the connections of its `shard`. `@unchecked Sendable` because it is
+/// handed to its thread once at start and from then on used by that thread alone (the hub talks to it only
+/// through the shard's `pending` and `dirty`, the connections' outboxes and the wake-up pipe, all thread-safe).
 final class WebSocketLoop: @unchecked Sendable {
     let hub: WebSocketHub
+    let shard: WebSocketShard
     var peers: [WebSocketPeer] = [] { didSet { if peers.count != oldValue.count { index() } } }
     /// `peers` by their connection (for the hub's dirty set).
     var byConnection: [ObjectIdentifier: WebSocketPeer] = [:]
@@ -50,7 +51,7 @@ final class WebSocketLoop: @unchecked Sendable {
         byConnection = Dictionary(peers.map { (ObjectIdentifier($0.connection), $0) }, uniquingKeysWith: { a, _ in a })
     }
 
-    init(hub: WebSocketHub) { self.hub = hub }
+    init(hub: WebSocketHub, shard: WebSocketShard) { self.hub = hub; self.shard = shard }
 
     func run() {
         var stopSince: ContinuousClock.Instant?
@@ -61,9 +62,9 @@ final class WebSocketLoop: @unchecked Sendable {
             }
             peers.removeAll { $0.context == nil }
             // Cleared before looking, so a send after this point writes a new wake-up byte.
-            hub.wakePending.store(false, ordering: .sequentiallyConsistent)
+            shard.wakePending.store(false, ordering: .sequentiallyConsistent)
             adoptPending()
-            let dirty = hub.dirty.withLock { d in defer { d.removeAll(keepingCapacity: true) }; return d }
+            let dirty = shard.dirty.withLock { d in defer { d.removeAll(keepingCapacity: true) }; return d }
             for id in dirty.keys {
                 if let p = byConnection[id], p.context != nil, p.lingeringSince == nil { flushOutbox(p) }
             }
@@ -71,10 +72,10 @@ final class WebSocketLoop: @unchecked Sendable {
             if let stopSince, peers.isEmpty || ContinuousClock.now - stopSince > .seconds(3) {
                 for p in peers { drop(p) }
                 peers.removeAll()
-                hub.finished.signal()
+                shard.finished.signal()
                 return
             }
-            var fds = [pollfd(fd: hub.wakePipe.0, events: Int16(POLLIN), revents: 0)]
+            var fds = [pollfd(fd: shard.wakePipe.0, events: Int16(POLLIN), revents: 0)]
             for p in peers {
                 var events: Int32 = 0
                 if p.lingeringSince != nil {
@@ -89,7 +90,7 @@ final class WebSocketLoop: @unchecked Sendable {
             if n < 0, errno != EINTR { hub.logger.error("websocket poll failed", ["errno": "\(errno)"]) }
             if fds[0].revents != 0 {
                 var buffer = [UInt8](repeating: 0, count: 256)
-                while read(hub.wakePipe.0, &buffer, buffer.count) > 0 {}
+                while read(shard.wakePipe.0, &buffer, buffer.count) > 0 {}
             }
             for (i, p) in peers.enumerated() where fds[i + 1].revents != 0 {
                 if p.lingeringSince != nil { discardInput(p); continue }
@@ -106,7 +107,7 @@ final class WebSocketLoop: @unchecked Sendable {
 
     /// Creates wslay contexts for newly upgraded sockets.
     private func adoptPending() {
-        let fresh = hub.pending.withLock { list in defer { list.removeAll() }; return list }
+        let fresh = shard.pending.withLock { list in defer { list.removeAll() }; return list }
         for (upgraded, connection, accept) in fresh {
             let peer = WebSocketPeer(upgraded: upgraded, connection: connection)
             _ = fcntl(upgraded.socket, F_SETFL, fcntl(upgraded.socket, F_GETFL) | O_NONBLOCK)
