@@ -13,5 +13,6 @@ python3 scripts/bench_mixed.py "$BIN"
 python3 scripts/bench_uploads.py "$BIN"
 python3 scripts/bench_s3.py "$BIN"
 python3 scripts/bench_flood.py "$BIN"
-python3 scripts/bench_live.py "$BIN"
+# The live wall: anonymous and distinct viewers of a plain class, and the live friend feed itself (`wall`).
+BENCH_LIVE_MODES=${BENCH_LIVE_MODES:-anonymous,distinct,wall} python3 scripts/bench_live.py "$BIN"
 if [ -x scripts/bench-thumbnails.sh ]; then scripts/bench-thumbnails.sh "$BIN"; fi
