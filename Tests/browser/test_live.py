@@ -11,9 +11,21 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions as EC
 
 from conftest import DESKTOP, ROOT, rest, start_server, stop
-from test_wall import A, B, login, photo_ids, seed, shot, wait
+from test_wall import A, B, login, seed, shot, wait
 
 SAMPLE = os.path.join(ROOT, "Samples", "photos", "landscape_o1.jpg")
+
+
+def photo_ids(driver):
+    """The wall's photo ids, top first, read in one script: live removals can't make an element go stale
+    between finding it and reading it (as with `find_elements` and then each `get_attribute`)."""
+    return driver.execute_script("return [...document.querySelectorAll('#feed article.photo')].map((e) => e.dataset.objectId)")
+
+
+def comments_of(driver, image_id):
+    """The comment ids listed under a photo, in one script (the list may be redrawn meanwhile)."""
+    return driver.execute_script("return [...document.querySelectorAll(`#photo-${arguments[0]} .comment-list li`)].map((li) => li.dataset.objectId)",
+                                 image_id)
 
 
 def post_photo(api, session, caption):
@@ -79,7 +91,7 @@ def test_friends_photo_comment_delete_reconnect_and_logout_arrive_live(stack, br
         wait(viewer, 60).until(lambda d: d.execute_script("return document.body.dataset.live") == "on")
         wait(viewer, 60).until(lambda _: button.is_displayed() and button.text == "1 new photo")
         wait(viewer).until(lambda _: doomed not in photo_ids(viewer))
-        comment_ids = lambda: [li.get_attribute("data-object-id") for li in viewer.find_elements(By.CSS_SELECTOR, f"#photo-{first} .comment-list li")]
+        comment_ids = lambda: comments_of(viewer, first)
         wait(viewer).until(lambda _: missed["objectId"] in comment_ids())
         assert comment_ids() == [comment["objectId"], missed["objectId"]]  # each once, oldest first
         assert viewer.find_element(By.CSS_SELECTOR, f"#photo-{first} .comment-list li[data-object-id='{missed['objectId']}'] .comment-text").text == "said in the gap"
@@ -167,7 +179,7 @@ def test_a_gap_of_many_pages_is_caught_up_whole(stack, browser):
         wait(viewer, 60).until(lambda d: d.execute_script("return document.body.dataset.live") == "on")
         wait(viewer, 60).until(lambda _: shown[0] not in photo_ids(viewer))
         assert viewer.execute_script("return window.failCatchUpRead") == 0  # the failure did happen
-        comment_ids = lambda: [li.get_attribute("data-object-id") for li in viewer.find_elements(By.CSS_SELECTOR, f"#photo-{shown[1]} .comment-list li")]
+        comment_ids = lambda: comments_of(viewer, shown[1])
         wait(viewer).until(lambda _: comment_ids() == [missed["objectId"]])
         wait(viewer).until(lambda _: button.is_displayed() and button.text == "11 new photos")
         assert photo_ids(viewer) == [shown[2], shown[1]]  # nothing moved until asked
