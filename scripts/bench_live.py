@@ -112,10 +112,35 @@ def frames(buf):
         i += head + length
 
 
-def recv_some(s):
-    data = s.recv(4096)
+def opening_trace(buf):
+    """What a viewer had read when its opening stopped: the status line, then each frame (a close's code and
+    reason, a text frame's first bytes), for the message of a failed opening."""
+    if b"\r\n\r\n" not in buf:
+        return f"no complete response head ({len(buf)} bytes: {buf[:80]!r})"
+    head, rest = buf.split(b"\r\n\r\n", 1)
+    parts, end = [head.split(b"\r\n", 1)[0].decode(errors="replace")], 0
+    for op, payload, end in frames(rest):
+        if op == 8:
+            code = int.from_bytes(payload[:2], "big") if len(payload) >= 2 else None
+            parts.append(f"close {code} {payload[2:].decode(errors='replace')!r}")
+        else:
+            parts.append(f"op {op} {payload[:120]!r}")
+    if end < len(rest):
+        parts.append(f"{len(rest) - end} bytes of an unfinished frame")
+    return "; ".join(parts)
+
+
+def recv_some(s, seen, since):
+    """The next bytes of an opening viewer (`seen`: what it read so far, `since`: when it connected, both for
+    the message when the server closed it)."""
+    try:
+        data = s.recv(4096)
+    except ConnectionResetError:
+        data = None
     if not data:
-        raise SystemExit("the server closed a viewer's connection while it was opening")
+        how = "reset" if data is None else "closed"
+        raise SystemExit(f"the server {how} a viewer's connection while it was opening (after {time.monotonic() - since:.1f} s; "
+                         f"read so far: {opening_trace(seen)})")
     return data
 
 
@@ -124,7 +149,7 @@ def open_viewers(port, tokens, class_name):
     handshake, `connect` and `subscribe` is sent first (in one write per socket: the frames ride behind the
     request head), then the answers are read.
     - Returns: [(socket, bytes read past the `subscribed`)]."""
-    socks = []
+    socks, since = [], time.monotonic()
     for token in tokens:
         connect = {"op": "connect", "applicationId": APP}
         if token:
@@ -141,7 +166,8 @@ def open_viewers(port, tokens, class_name):
     for s in socks:
         buf = b""
         while b"\r\n\r\n" not in buf:
-            buf += recv_some(s)
+            buf += recv_some(s, buf, since)
+        seen = buf
         head, buf = buf.split(b"\r\n\r\n", 1)
         assert head.startswith(b"HTTP/1.1 101"), head[:40]
         subscribed = False
@@ -154,7 +180,9 @@ def open_viewers(port, tokens, class_name):
                     break
             buf = buf[consumed:]
             if not subscribed:
-                buf += recv_some(s)
+                data = recv_some(s, seen, since)
+                seen += data
+                buf += data
         s.setblocking(False)
         opened.append((s, buf))
     return opened
@@ -352,10 +380,16 @@ def run_once(binary, mode):
             offset += share
             p.start()
             procs.append(p)
-        for _ in shares:
-            # A viewer process that fails while opening exits without releasing: end the run, don't wait forever.
-            if not ready.acquire(timeout=300):
-                raise SystemExit("the viewers did not all open within 300 s (see the viewer processes' messages above)")
+        # A viewer process that fails while opening exits without releasing: end the run as soon as one has
+        # (its message is above), and don't wait for ever.
+        opened, give_up = 0, time.monotonic() + 300
+        while opened < len(shares):
+            if ready.acquire(timeout=0.5):
+                opened += 1
+            elif any(p.exitcode not in (None, 0) for p in procs):
+                raise SystemExit("a viewer process failed while opening (see its message above)")
+            elif time.monotonic() > give_up:
+                raise SystemExit("the viewers did not all open within 300 s")
         time.sleep(1)
         per_conn = (rss_kib(srv.pid) - base) / VIEWERS
         acks, seen_by_poll, stop_polling = {}, [], threading.Event()

@@ -16,7 +16,8 @@ import Glibc
 ///   has committed before `publish` is called). A message is `<instance> i <payload>` when it fits
 ///   NOTIFY's payload limit (8000 bytes, `maxInlineBytes` for the whole message), else the payload
 ///   goes into a row of `"_LIVE_EVENTS"` and the message is `<instance> r <id>`; receivers read the
-///   row. Rows older than `spillRetentionSeconds` are swept by the sender.
+///   row. Rows older than `spillRetention` (60 s by default) are swept by the sender, at most once
+///   per `spillRetention`, after a send.
 /// - Receiving: a dedicated thread holds its own libpq connection (not the pool's), runs `LISTEN`,
 ///   waits on `PQsocket` with `poll`, then `PQconsumeInput` and `PQnotifies`. Messages from this
 ///   instance (same instance id) are skipped: it delivered them locally already.
@@ -29,8 +30,11 @@ import Glibc
 public final class PostgresChangeNotifier: ChangeNotifier {
     /// The largest message sent inline: NOTIFY's payload must be shorter than 8000 bytes.
     public static let maxInlineBytes = 7999
-    /// How long a spilled payload row is kept for receivers to read.
+    /// How long a spilled payload row is kept for receivers to read, by default: 60 s.
     public static let spillRetentionSeconds: Int64 = 60
+    /// How long this notifier keeps a spilled payload row (`"_LIVE_EVENTS"`) for receivers to read,
+    /// in milliseconds; also the least time between two sweeps.
+    public let spillRetentionMilliseconds: Int64
 
     public let channel: String
     /// This process's id in messages (random per start).
@@ -45,9 +49,12 @@ public final class PostgresChangeNotifier: ChangeNotifier {
     /// - Parameters:
     ///   - channel: the `LISTEN` channel (an identifier; quoted here).
     ///   - instanceId: distinguishes this process's own messages (no spaces).
-    init(pool: PostgresPool, channel: String, instanceId: String, logger: Logger) {
+    ///   - spillRetention: how long a spilled payload row is kept (see `spillRetentionMilliseconds`).
+    init(pool: PostgresPool, channel: String, instanceId: String, spillRetention: Duration, logger: Logger) {
         self.pool = pool; self.conninfo = pool.conninfo; self.channel = channel
         self.instanceId = instanceId; self.logger = logger
+        let (seconds, attoseconds) = spillRetention.components
+        self.spillRetentionMilliseconds = seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
 
     public func publish(_ payload: String) {
@@ -70,12 +77,12 @@ public final class PostgresChangeNotifier: ChangeNotifier {
             }
             try conn.query("SELECT pg_notify($1::text, $2::text)", [channel, message])
             let sweep = lastSweep.withLock { last -> Bool in
-                guard now - last >= Self.spillRetentionSeconds * 1000 else { return false }
+                guard now - last >= spillRetentionMilliseconds else { return false }
                 last = now; return true
             }
             if sweep {
                 try conn.query("DELETE FROM \"_LIVE_EVENTS\" WHERE \"createdAt\" < $1::bigint",
-                               [String(now - Self.spillRetentionSeconds * 1000)])
+                               [String(now - spillRetentionMilliseconds)])
             }
         }
     }
@@ -166,7 +173,12 @@ extension PostgresAdapter {
     /// - Parameters:
     ///   - channel: the channel every instance of one deployment uses.
     ///   - instanceId: this process's id (default: a random UUID).
-    public func changeNotifier(channel: String = "photowall_changes", instanceId: String = UUID().uuidString) -> PostgresChangeNotifier {
-        PostgresChangeNotifier(pool: pool, channel: channel, instanceId: instanceId, logger: logger)
+    ///   - spillRetention: how long a payload too large for NOTIFY stays in `"_LIVE_EVENTS"` for the
+    ///     receivers to read (default `PostgresChangeNotifier.spillRetentionSeconds`, 60 s); rows older
+    ///     are deleted by the sender, at most once per this time. Receivers read a row within
+    ///     milliseconds of its NOTIFY, so only tests shorten it.
+    public func changeNotifier(channel: String = "photowall_changes", instanceId: String = UUID().uuidString,
+                               spillRetention: Duration = .seconds(PostgresChangeNotifier.spillRetentionSeconds)) -> PostgresChangeNotifier {
+        PostgresChangeNotifier(pool: pool, channel: channel, instanceId: instanceId, spillRetention: spillRetention, logger: logger)
     }
 }

@@ -4,15 +4,16 @@
 // - New photos wait behind an "N new photos" button at the top: the page never moves under the reader.
 // - New comments appear under their photo; a deleted photo (or one no longer shared) goes.
 // - The socket reconnects with backoff (1 s doubling to 30 s) and, after a gap, catches up through the
-//   feed's pages down to the oldest photo shown: new photos go behind the button, shown photos get the
-//   comments the feed has now, photos deleted meanwhile go (nothing missed, nothing doubled: ids are checked).
+//   feed's cursor, page after page, down to the oldest photo shown (the feed's end when none is): new photos
+//   go behind the button, shown photos get the comments the feed has now, photos deleted meanwhile go
+//   (nothing missed, nothing doubled: ids are checked). There is no cap on the pages: what is read is bounded
+//   by the page itself, the photos posted during the gap plus those shown. A catch-up that fails (network,
+//   server) is tried again with backoff, and one asked for while another runs runs again after it.
 // Own photos and comments are left to the uploader and the comment form, which add them themselves.
 
 const BACKOFF_FIRST_MS = 1000;
 const BACKOFF_MAX_MS = 30000;
-/** Feed pages (of the feed's largest size) read at most to catch up after a gap: down to the oldest photo
- *  shown, 500 photos at most (changes further down are seen at the next reload). */
-const CATCH_UP_PAGES = 5;
+/** Photos per feed page read to catch up after a gap (the feed's largest page). */
 const CATCH_UP_PAGE_SIZE = 100;
 const $ = (id) => document.getElementById(id);
 
@@ -25,6 +26,10 @@ export class LiveWall {
     this.onAuthError = onAuthError;
     this.pending = new Map(); // objectId → feed entry, not shown yet
     this.duringCatchUp = null; // while a catch-up reads the feed: {added: Map objectId → comment, removed: Set}
+    this.catchingUp = false; // a catch-up is running
+    this.catchUpAgain = false; // another gap came while it ran: catch up once more after it
+    this.catchUpRetry = null; // the timer of a failed catch-up's retry
+    this.catchUpBackoff = BACKOFF_FIRST_MS;
     this.backoff = BACKOFF_FIRST_MS;
     this.everFollowed = false;
     this.ended = false;
@@ -146,11 +151,39 @@ export class LiveWall {
 
   /** After a gap: the feed's newest pages down to the oldest photo shown, so what the gap changed converges:
    *  photos new to the page wait behind the button, shown photos get their comments as the feed has them
-   *  now, and shown (or waiting) photos the feed no longer has in the range read are removed. */
+   *  now, and shown (or waiting) photos the feed no longer has in the range read are removed. One catch-up
+   *  runs at a time; a gap that comes while it runs is caught up by another pass right after it. When the
+   *  feed can't be read (not an ended session), it is tried again after 1 s, doubling to 30 s. */
   async catchUp() {
+    clearTimeout(this.catchUpRetry);
+    this.catchUpRetry = null;
+    if (this.catchingUp) { this.catchUpAgain = true; return; }
+    this.catchingUp = true;
+    let outcome = 'done';
+    try {
+      do {
+        this.catchUpAgain = false;
+        outcome = await this.catchUpPass();
+      } while (this.catchUpAgain && outcome === 'done' && !this.ended);
+    } finally {
+      this.catchingUp = false;
+    }
+    if (outcome === 'failed' && !this.ended) {
+      this.catchUpRetry = setTimeout(() => this.catchUp(), this.catchUpBackoff);
+      this.catchUpBackoff = Math.min(this.catchUpBackoff * 2, BACKOFF_MAX_MS);
+    } else if (outcome === 'done') {
+      this.catchUpBackoff = BACKOFF_FIRST_MS;
+    }
+  }
+
+  /** One read of the feed down to the oldest photo shown (see `catchUp`) → 'done'; 'failed' when the feed
+   *  could not be read to there, 'ended' when the session has (what was read is kept; nothing is removed
+   *  on a partial read). */
+  async catchUpPass() {
     const shown = new Set(this.wall.ids); // a photo the page adds meanwhile is not judged by this read
     const waiting = new Set(this.pending.keys());
     const time = (entry) => Date.parse(entry.createdAt);
+    // Nothing shown: every photo the feed has is new to the page, so the read goes to the feed's end.
     const oldest = Math.min(...[...shown].map((id) => time(this.wall.images.get(id))));
     const seen = new Set();
     let cursor = null;
@@ -158,7 +191,10 @@ export class LiveWall {
     let end = false;
     this.duringCatchUp = { added: new Map(), removed: new Set() };
     try {
-      for (let page = 0; page < CATCH_UP_PAGES; page++) {
+      // Page after page through the feed's keyset cursor, until a page goes past the oldest photo shown
+      // (strictly: photos sharing its time may lie on the next page) or the feed ends. No cap: the read is
+      // bounded by what the gap added plus what the page shows.
+      for (;;) {
         const body = { limit: CATCH_UP_PAGE_SIZE };
         if (cursor) body.cursor = cursor;
         const { result } = await this.api.call('POST', '/functions/feed', body);
@@ -170,14 +206,15 @@ export class LiveWall {
           if (image.user?.objectId === this.session.objectId) continue;
           this.pending.set(image.objectId, image);
         }
+        this.showButton();
+        if (!result.nextCursor || result.nextCursor === cursor || result.images.length === 0) { end = true; break; }
         cursor = result.nextCursor;
-        if (!cursor) { end = true; break; }
-        if (readTo <= oldest) break;
+        if (shown.size && readTo < oldest) break;
+        if (shown.size && [...shown].every((id) => seen.has(id))) break; // every shown photo judged
       }
     } catch (e) {
-      this.onAuthError(e);
       this.showButton();
-      return;
+      return this.onAuthError(e) ? 'ended' : 'failed'; // ended: the page goes back to the login, no retry
     } finally {
       this.duringCatchUp = null;
     }
@@ -187,6 +224,7 @@ export class LiveWall {
       if (!seen.has(id) && entry && (end || time(entry) > readTo)) this.removePhoto(id);
     }
     this.showButton();
+    return 'done';
   }
 
   /** A shown photo's comments as the feed has them now, when they changed (added or deleted). */
