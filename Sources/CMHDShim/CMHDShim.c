@@ -335,7 +335,14 @@ CMHDShim_Daemon *CMHDShim_start_daemon(const CMHDShim_Config *config, int *error
         ops[i++] = (struct MHD_OptionItem) { MHD_OPTION_UNESCAPE_CALLBACK, (intptr_t) shim_identity_unescape, NULL };
     ops[i++] = (struct MHD_OptionItem) { MHD_OPTION_END, 0, NULL };
 
-    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME
+    /* poll(2), not epoll: libmicrohttpd 0.9.75's MHD_epoll drains events with
+       `while (MAX_EVENTS == num_events) epoll_wait(..., timeout)`, so a worker whose call returned exactly 128
+       events calls epoll_wait again with the full connection timeout while the edge-triggered events it already
+       took wait in its ready list: at the end of a burst of connections (1,000 clients reconnecting after a
+       restart) 128 x k requests sat unread until the 10 s head watchdog closed them, in about 1 burst in 8
+       (scripts/repro_open_stall.py: 5 of 24 rounds with epoll, 0 of 24 with poll). Each worker polls its own
+       connections; upgraded WebSocket sockets leave libmicrohttpd's set. */
+    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_ALLOW_SUSPEND_RESUME
                        | MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET | MHD_ALLOW_UPGRADE;
     errno = 0;
     d->mhd = MHD_start_daemon(flags, 0, NULL, NULL,

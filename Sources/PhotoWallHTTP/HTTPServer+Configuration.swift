@@ -7,13 +7,13 @@ extension HTTPServer {
     /// Settings of one `HTTPServer`; fixed once the server starts.
     ///
     /// Defaults follow notes/http-and-infra.md §8 (64 KiB per connection, about 4096 connections,
-    /// 30 s idle timeout, one epoll thread per core).
+    /// 30 s idle timeout, one poll(2) event thread per core).
     public struct Configuration: Sendable {
         /// IPv4 address to bind, dotted quad (`127.0.0.1`, `0.0.0.0`). IPv6 is not supported.
         public var host: String = "127.0.0.1"
         /// TCP port, 0–65535; 0 lets the kernel pick a free one (read it back from `start()` or `port`).
         public var port: Int = 0
-        /// libmicrohttpd event (epoll) threads. They only parse and move bytes; never blocked by handlers.
+        /// libmicrohttpd event (poll) threads. They only parse and move bytes; never blocked by handlers.
         public var eventThreads: Int = Configuration.processorCount
         /// OS threads that run route handlers (which may block on SQLite, fsync, libcurl).
         public var workerThreads: Int = 32

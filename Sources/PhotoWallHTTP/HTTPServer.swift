@@ -9,7 +9,7 @@ import Glibc
 
 /// An HTTP/1.1 server on libmicrohttpd that answers requests through a `Router`.
 ///
-/// Event threads (epoll) parse requests and move bytes; route handlers run on a separate pool of
+/// Event threads (poll(2); see CMHDShim for why not epoll) parse requests and move bytes; route handlers run on a separate pool of
 /// `workerThreads` OS threads, so they may block. Request bodies are limited per route and streamed
 /// or buffered as the route's `RoutePlan` says; every response carries `X-Request-Id`.
 ///
