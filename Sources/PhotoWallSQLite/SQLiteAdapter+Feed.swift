@@ -201,7 +201,16 @@ extension SQLiteAdapter: FeedStore {
                 }
                 for id in ids {
                     guard out[id] != nil else { out[id] = (0, []); continue }
-                    try conn.forEachRow(latestSQL, [.text(id), .integer(Int64(perImage))]) { out[id]?.latest.append(try Self.decodeRow(p.commentClass, $0)) }
+                    // Decoded from SQLite's own buffers (`decodeRow` without first copying each
+                    // column into a `String`).
+                    try conn.forEachRawRow(latestSQL, [.text(id), .integer(Int64(perImage))]) { row in
+                        var acl: ACL?
+                        if let a = row.text(4) { acl = try ACL(json: try JSON.parse(a)) }
+                        out[id]?.latest.append(StoredObject(
+                            className: p.commentClass, objectId: row.text(0).map { String(decoding: $0, as: UTF8.self) } ?? "",
+                            createdAt: ParseDate(millisecondsSince1970: row.int64(1)), updatedAt: ParseDate(millisecondsSince1970: row.int64(2)),
+                            fields: try row.text(3).map { try JSON.parse($0).objectValue ?? [:] } ?? [:], acl: acl))
+                    }
                 }
                 return out
             }
