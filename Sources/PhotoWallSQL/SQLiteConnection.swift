@@ -188,6 +188,9 @@ public final class SQLiteConnection: @unchecked Sendable {
         return Int(sqlite3_changes(rawHandle))
     }
 
+    /// Whether a transaction is open on this connection (SQLite is out of autocommit mode).
+    public var isInTransaction: Bool { sqlite3_get_autocommit(rawHandle) == 0 }
+
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`, rolling back if it throws.
     public func transaction<T>(_ body: () throws -> T) throws -> T {
         try execute("BEGIN IMMEDIATE")

@@ -95,6 +95,28 @@ public final class SQLiteDatabase: Sendable {
         pthread_setspecific(readerKey, Unmanaged.passRetained(conn).toOpaque())
         return try body(conn)
     }
+
+    /// Runs `body` inside one read transaction on this thread's reader connection: every statement
+    /// run through `read` on this thread until `body` returns (however deeply nested, by whichever
+    /// store) sees the same committed snapshot, and the read lock is taken and released once
+    /// instead of once per statement. Nested calls join the transaction already open.
+    /// - Throws: what `body` throws; `SQLiteError` when the transaction can't begin.
+    /// - Source: https://sqlite.org/lang_transaction.html (a deferred transaction's first read
+    ///   starts the snapshot), https://sqlite.org/isolation.html.
+    public func readSnapshot<T: Sendable>(_ body: () throws -> T) throws -> T {
+        try read { conn in
+            if conn.isInTransaction { return try body() }
+            try conn.execute("BEGIN")
+            do {
+                let value = try body()
+                try conn.execute("COMMIT")
+                return value
+            } catch {
+                try? conn.execute("ROLLBACK")
+                throw error
+            }
+        }
+    }
 }
 
 /// pthread key destructor: releases a thread's reader connection when the thread exits.

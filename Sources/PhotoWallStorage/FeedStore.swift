@@ -45,8 +45,15 @@ public protocol FeedStore: Sendable {
     /// The author count up to which `.perAuthor` is the cheaper strategy for the data as it is now
     /// (it grows with the number of images), or nil to leave it to the caller's fixed threshold.
     func suggestedFeedThreshold() -> Int?
+    /// Runs `body` (the reads of one feed page: these queries and the object store's, on this
+    /// thread) on one snapshot of the data where the store can: a page whose comment counts,
+    /// latest comments and authors all come from the same committed state. The default runs
+    /// `body` as it is (each query its own snapshot).
+    /// - Throws: what `body` throws; 1 (internal) when the snapshot can't be opened.
+    func readingOneSnapshot<T: Sendable>(_ body: () throws(ParseError) -> T) throws(ParseError) -> T
 }
 
 extension FeedStore {
     public func suggestedFeedThreshold() -> Int? { nil }
+    public func readingOneSnapshot<T: Sendable>(_ body: () throws(ParseError) -> T) throws(ParseError) -> T { try body() }
 }

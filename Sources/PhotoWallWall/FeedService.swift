@@ -54,6 +54,14 @@ public final class FeedService: Sendable {
             guard let text = c.stringValue, let decoded = Self.decodeCursor(text) else { throw ParseError(.invalidJSON, "Invalid cursor.") }
             cursor = decoded
         }
+        // The page's reads (friend count, keys, images, comments, authors) on one snapshot of the data.
+        return try store.readingOneSnapshot { () throws(ParseError) -> JSON in
+            try page(viewer: viewer, cursor: cursor, limit: limit, auth: auth, objects: objects)
+        }
+    }
+
+    /// One page for `viewer` (`feed`, inside its snapshot).
+    func page(viewer: StoredObject, cursor: FeedCursor?, limit: Int, auth: AuthContext, objects: ObjectService) throws(ParseError) -> JSON {
         let me = WallRules.wallId(of: viewer)
         let keys: [FeedCursor]
         if wall.visibility == .public {

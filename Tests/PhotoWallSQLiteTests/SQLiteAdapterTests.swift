@@ -63,6 +63,54 @@ import PhotoWallTesting
         #expect(reopened.suggestedFeedThreshold() == 134, "from the image table's last rowid")
     }
 
+    /// The reads of one feed page (`readingOneSnapshot`) see one committed state, whichever store
+    /// method runs them on this thread: a write committed in between shows only after the page.
+    @Test func aFeedPageReadsOneSnapshot() throws {
+        try db.ensureClass("WallImage", fields: ["userFBId": .string], indexedFields: ["userFBId"], uniqueFields: [])
+        try db.insert(object("WallImage", ["userFBId": "a"]))
+        let all = StoredQuery(className: "WallImage", predicate: .all, readers: nil)
+        let (first, second) = try db.readingOneSnapshot { () throws(ParseError) -> (Int, Int) in
+            let first = try db.find(all).count
+            try db.insert(object("WallImage", ["userFBId": "a"]))  // committed by the writer meanwhile
+            let keys = try db.feedKeys(authors: ["a"], viewer: "a", before: nil, limit: 10, strategy: .perAuthor, scanLimit: 100).keys
+            #expect(keys.count == first, "the feed's own queries read the same snapshot")
+            return (first, try db.find(all).count)
+        }
+        #expect(first == 1 && second == 1, "inside the page: the state it began with")
+        #expect(try db.find(all).count == 2, "after the page: the new row")
+    }
+
+    /// The friend feed's per-author form on the friend table gives the brute-force answer page
+    /// after page, with a prolific author among the friends and without.
+    @Test func aProlificAuthorsFeedIsTheBruteForceAnswer() throws {
+        try db.ensureClass("WallImage", fields: ["userFBId": .string], indexedFields: ["userFBId"], uniqueFields: [])
+        var all: [(FeedCursor, String)] = []
+        var images: [StoredObject] = []
+        for i in 0..<6_000 {
+            // "p" posts 5,000 times, the others rarely.
+            let author = i % 6 == 0 ? ["v", "f", "x"][(i / 6) % 3] : "p"
+            let at = ParseDate(millisecondsSince1970: 1_700_000_000_000 + Int64(i / 3) * 1000)
+            let id = "id" + String(100_000_000 + i).dropFirst()
+            images.append(StoredObject(className: "WallImage", objectId: id, createdAt: at, updatedAt: at, fields: ["userFBId": .string(author)], acl: nil))
+            all.append((FeedCursor(createdAt: at.millisecondsSince1970, objectId: id), author))
+        }
+        try db.bulkInsert(images)
+        for friends in [["f"], ["f", "p"]] {
+            try db.bulkInsertFriendships(friends.map { ("v", $0) })
+            let audience = ["v"] + friends
+            let expected = all.filter { audience.contains($0.1) }.map(\.0).sorted(by: >)
+            var seen: [FeedCursor] = []
+            var cursor: FeedCursor?
+            while seen.count < 300 {
+                let page = try db.feedKeys(authors: nil, viewer: "v", before: cursor, limit: 20, strategy: .perAuthor, scanLimit: 100_000)
+                seen += page.keys
+                guard page.keys.count == 20 else { break }
+                cursor = page.keys.last
+            }
+            #expect(seen == Array(expected.prefix(seen.count)) && seen.count == min(300, expected.count), "friends \(friends)")
+        }
+    }
+
     /// A bulk load sets the secondary indexes aside; one that dies before `finishBulkLoad` is
     /// finished when the database is next opened (indexes and comment counts back).
     @Test func anInterruptedBulkLoadIsFinishedAtTheNextOpen() throws {
@@ -80,6 +128,18 @@ import PhotoWallTesting
         let reopened = try SQLiteAdapter(path: dir + "/db.sqlite", feedProjection: Self.projection)
         #expect(try names() == before)
         #expect(try reopened.comments(ofImages: ["img1"], perImage: 3)["img1"]?.count == 5)
+    }
+
+    /// A finished bulk load leaves its pages in the database file, not in the WAL (where readers
+    /// would read them with `pread` instead of through their map of the file).
+    @Test func aFinishedBulkLoadLeavesTheWALEmpty() throws {
+        try db.ensureClass("WallImage", fields: ["userFBId": .string], indexedFields: ["userFBId"], uniqueFields: [])
+        try db.beginBulkLoad()
+        try db.bulkInsert((0..<2_000).map { object("WallImage", ["userFBId": .string("u\($0 % 50)")]) })
+        try db.finishBulkLoad()
+        let wal = try FileManager.default.attributesOfItem(atPath: dir + "/db.sqlite-wal")[.size] as? Int
+        #expect(wal == 0)
+        #expect(try db.feedKeys(authors: ["u1"], viewer: "u1", before: nil, limit: 100, strategy: .perAuthor, scanLimit: 100).keys.count == 40)
     }
 
     @Test func uploadColumnsAreAddedToAnOlderDatabase() throws {
