@@ -116,15 +116,8 @@ public final class FeedService: Sendable {
         var commentAuthors = Set<String>()
         for (_, c) in comments { for x in c.latest { if let u = x.fields["user"]?["objectId"]?.stringValue { commentAuthors.insert(u) } } }
         let (imageVia, commentVia) = (WallSchema.imageClass + ".user", WallSchema.commentClass + ".user")
-        var seen: [String: [String: JSON]]
-        if let view = wall.restrictedView(for: "_User"), view.revealedThrough.contains(imageVia) != view.revealedThrough.contains(commentVia) {
-            seen = try objects.includedObjects(className: "_User", ids: imageAuthors, via: imageVia, auth: auth)
-            for (id, u) in try objects.includedObjects(className: "_User", ids: commentAuthors, via: commentVia, auth: auth) { seen[id] = u }
-        } else {
-            // Both pointers reveal a user alike (`includedObjects` decides by whether `via` is in
-            // the view's `revealedThrough`), so one lookup answers for both.
-            seen = try objects.includedObjects(className: "_User", ids: imageAuthors.union(commentAuthors), via: imageVia, auth: auth)
-        }
+        // One read of every author; each shown as the pointer that names it reveals it.
+        let seen = try objects.includedObjects(className: "_User", idsVia: [imageVia: imageAuthors, commentVia: commentAuthors], auth: auth)
         var people: [String: JSON] = [:]
         for (id, u) in seen {
             people[id] = ["objectId": .string(id), "name": u["name"] ?? .null, "fbId": u["fbId"] ?? .null]

@@ -382,11 +382,24 @@ public final class ObjectService: Sendable {
 
     /// The objects of `className` with these ids that `include` through the pointer field `via`
     /// (`"<className>.<field>"`) shows `auth` (`includes(_:via:auth:)`), in wire form by objectId, as
-    /// `wireObject` renders them. The feed renders post authors through this, as `include=user` would.
+    /// `wireObject` renders them.
     public func includedObjects(className: String, ids: Set<String>, via: String, auth: AuthContext) throws(ParseError) -> [String: [String: JSON]] {
+        try includedObjects(className: className, idsVia: [via: ids], auth: auth)
+    }
+
+    /// `includedObjects(className:ids:via:auth:)` for ids reached through several pointer fields, with one
+    /// read: an object is shown when `include` through any field that names it shows it. The feed renders
+    /// post and comment authors through this, as `include=user` on each would.
+    public func includedObjects(className: String, idsVia: [String: Set<String>], auth: AuthContext) throws(ParseError) -> [String: [String: JSON]] {
         var out: [String: [String: JSON]] = [:]
-        for o in try includeTargets(className: className, ids: ids) where try includes(o, via: via, auth: auth) {
-            out[o.objectId] = wireObject(o, auth: auth)
+        let all = idsVia.values.reduce(into: Set<String>()) { $0.formUnion($1) }
+        for o in try includeTargets(className: className, ids: all) {
+            for (via, ids) in idsVia.sorted(by: { $0.key < $1.key }) where ids.contains(o.objectId) {
+                if try includes(o, via: via, auth: auth) {
+                    out[o.objectId] = wireObject(o, auth: auth)
+                    break
+                }
+            }
         }
         return out
     }
