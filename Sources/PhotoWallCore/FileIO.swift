@@ -74,13 +74,6 @@ public struct WritebackStarter {
         startedUpTo = writtenUpTo
     }
 
-    /// Starts the disk writes of `count` bytes of `fd` at `offset` (`sync_file_range(SYNC_FILE_RANGE_WRITE)`:
-    /// asynchronous, durable only after a sync). A hint only, as `wrote`.
-    public static func start(fd: Int32, offset: Int64, count: Int64) {
-        guard count > 0, let start = UnsafeRawPointer(bitPattern: syncFileRangeAddress).map({ unsafeBitCast($0, to: SyncFileRange.self) }) else { return }
-        _ = start(fd, offset, count, 2 /* SYNC_FILE_RANGE_WRITE */)
-    }
-
     /// `sync_file_range(2)`, which Swift's Glibc module does not import (it is a GNU extension): looked
     /// up once in the C library (its address as an integer, so the constant is Sendable); 0 where it
     /// does not exist.

@@ -40,16 +40,15 @@ public final class UploadAppend: @unchecked Sendable {
     let token: String
     let writer: any UploadPartWriter
     let expected: (Digest, [UInt8])?
-    /// SHA-256 of the upload's bytes so far, continued from the record's saved state (for a pipelined
-    /// PATCH hashing after its body, from its predecessor's committed state: see `awaitPredecessor`).
-    var running: ResumableSHA256?
-    /// Whether this request's bytes are hashed (checksum and running SHA-256) once its body is in, read
-    /// back from the part on the thread that commits (`hashBody`), rather than as they stream on the
-    /// engine thread: for part stores that read back (`UploadPartWriter.readsBack`). The engine thread
-    /// then only receives and writes, and a pipelined successor's body streams in while this request
-    /// hashes, syncs and commits, so the two hashes the server must make (the chunk's `Upload-Checksum`
-    /// and the file's SHA-256) run beside the transfer instead of in its path.
-    let hashesAfterBody: Bool
+    /// SHA-256 of the upload's bytes so far, continued from the record's saved state.
+    let running: ResumableSHA256?
+    /// Whether the chunk's `Upload-Checksum` is verified once its body is in, on the worker that
+    /// finishes it, from the bytes read back from the part (`checksumMatches`), rather than hashed on
+    /// the engine thread as they stream: for part stores that read back (`UploadPartWriter.readsBack`).
+    /// The engine thread then makes one hash pass over the body (the file's running SHA-256, which must
+    /// follow the bytes in order) instead of two, and the verification runs beside the next pipelined
+    /// chunk's transfer, and beside the commit of the chunk before.
+    let verifiesAfterBody: Bool
     /// The upload offset this request's bytes start at.
     let startOffset: Int64
     /// The body length the request declared (`Content-Length`), nil when chunked: where a pipelined
@@ -91,7 +90,7 @@ public final class UploadAppend: @unchecked Sendable {
         self.service = service; self.record = record; self.token = token; self.writer = writer
         self.expected = expected; self.running = running; self.declaredLength = declaredLength
         self.predecessor = predecessor; self.startOffset = record.offset
-        self.hashesAfterBody = writer.readsBack
+        self.verifiesAfterBody = expected != nil && writer.readsBack
     }
 
     /// Whether the lease should be renewed: body bytes arrived within `stall`, or a commit is running.
@@ -113,18 +112,15 @@ public final class UploadAppend: @unchecked Sendable {
             if startOffset == 0, firstBytes.count < FileService.sniffBytes {
                 firstBytes.append(contentsOf: bytes.prefix(FileService.sniffBytes - firstBytes.count))
             }
-            if !hashesAfterBody {
-                expected?.0.update(bytes)
-                running?.update(bytes)
-            }
+            if !verifiesAfterBody { expected?.0.update(bytes) }
+            running?.update(bytes)
             received += Int64(bytes.count)
             p.lastWrite = .now
             if received == declaredLength {
                 // The whole declared body is in: a PATCH for the next bytes may chain on (pipelining).
                 // Decided here, on the engine thread, so a waiting successor never needs a worker.
                 p.chainable = true
-                // (Hashing after the body, the successor continues from this request's committed state.)
-                p.digestStateAtEnd = hashesAfterBody ? nil : running?.state
+                p.digestStateAtEnd = running?.state
             }
         }
         if received == declaredLength { bodyEnded.set(true) }
@@ -143,10 +139,11 @@ public final class UploadAppend: @unchecked Sendable {
         guard !wasEnded else { return record }
         var committed: UploadRecord?
         defer { end(committed: committed) }
+        // Verified before the predecessor is awaited (it may still be committing); acted on after.
+        let verdict = Result(catching: { try failure == nil ? checksumMatches() : true })
         try awaitPredecessor()
         if let failure { throw failure }
-        try hashBody()
-        if let (digest, want) = expected, digest.finalize() != want {
+        if try !verdict.get() {
             try discardIfHolding()
             throw UploadError.checksumMismatch
         }
@@ -221,21 +218,19 @@ public final class UploadAppend: @unchecked Sendable {
         var r = committed
         r.offset = startOffset
         record = r
-        if hashesAfterBody { running = committed.digestState.flatMap { ResumableSHA256(state: $0) } }
     }
 
-    /// With `hashesAfterBody`: feeds this request's bytes, read back from the part, to the checksum
-    /// and the running SHA-256 (after `awaitPredecessor`, whose committed state the running one
-    /// continues). Counts as committing for the lease heartbeat (a large chunk takes a while).
-    private func hashBody() throws {
-        guard hashesAfterBody, received > 0, expected != nil || running != nil else { return }
-        phase.withLock { $0.committing = true }
-        defer { phase.withLock { $0.committing = false } }
-        let (expected, running) = (expected?.0, running)
-        try writer.readBack(at: startOffset, count: received) { bytes in
-            expected?.update(bytes)
-            running?.update(bytes)
+    /// Whether the body matches the `Upload-Checksum` (true without one); with `verifiesAfterBody`,
+    /// hashes the bytes read back from the part first. Counts as committing for the lease heartbeat
+    /// (a large chunk takes a while).
+    private func checksumMatches() throws -> Bool {
+        guard let (digest, want) = expected else { return true }
+        if verifiesAfterBody, received > 0 {
+            phase.withLock { $0.committing = true }
+            defer { phase.withLock { $0.committing = false } }
+            try writer.readBack(at: startOffset, count: received) { digest.update($0) }
         }
+        return digest.finalize() == want
     }
 
     /// The end of an unfinished request: keep what arrived, or drop it when a checksum was promised.
@@ -247,7 +242,6 @@ public final class UploadAppend: @unchecked Sendable {
             if expected != nil || failure != nil {
                 try discardIfHolding()
             } else if received > 0 {
-                try hashBody()
                 _ = try commit(mayRelease: true)
                 if received == declaredLength { committed = record }
             }

@@ -110,7 +110,6 @@ final class FileSystemPartWriter: UploadPartWriter {
 
     /// `pread` in 256 KiB pieces into one buffer (from the page cache: the bytes were just written).
     func readBack(at offset: Int64, count: Int64, _ body: (UnsafeRawBufferPointer) -> Void) throws(ParseError) {
-        WritebackStarter.start(fd: fd, offset: offset, count: count)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
         defer { buffer.deallocate() }
         var at = offset, left = count
