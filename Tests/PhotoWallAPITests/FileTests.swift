@@ -68,23 +68,6 @@ import PhotoWallCrypto
     /// A 304 and a refused request send no bytes, so nothing is fetched for them: on the S3 store the
     /// read cache (`<data dir>/s3-cache/<sha256 of the name>`) holds no copy of the file until a
     /// request that gets the bytes.
-    /// Bodies of several MiB are hashed behind the writer, on another thread (`TrailingDigest`): the
-    /// recorded SHA-256 (the ETag) is still the whole body's, at sizes around the switch (4 MiB) and
-    /// its wake-up step (1 MiB), and one not a multiple of the read-back buffer.
-    @Test(arguments: [(4 << 20) - 1, 4 << 20, (6 << 20) + 12_345])
-    func largeBodiesRecordTheWholeBodysSHA256(size: Int) async throws {
-        let (_, token) = try await s.signUp()
-        var g = SystemRandomNumberGenerator()
-        let bytes = Data((0..<(size / 8 + 1)).flatMap { _ in withUnsafeBytes(of: g.next()) { Array($0) } }.prefix(size))
-        let up = try await s.request("POST", "/files/big.bin", body: bytes, key: .session(token), headers: ["Content-Type": "application/octet-stream"])
-        #expect(up.status == 201, "\(up.text)")
-        let url = try #require(up.json["url"]?.stringValue)
-        let get = try await s.request("GET", url, key: .session(token))
-        #expect(get.status == 200)
-        #expect(get.body == bytes)
-        #expect(get.header("ETag") == "\"\(Digest.hash(.sha256, [UInt8](bytes)).hexString)\"")
-    }
-
     @Test func conditionalAndRefusedRequestsFetchNothing() async throws {
         let (_, token) = try await s.signUp()
         let bytes = randomBytes(50_000)

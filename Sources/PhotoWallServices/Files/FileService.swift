@@ -160,20 +160,14 @@ public final class FileService: Sendable {
             throw ParseError(.fileSaveError, "Invalid file upload.")
         }
         do {
-            // The fsync runs while the trailing hash (if any) catches up on its thread.
             try upload.writer.commit()
         } catch {
             upload.abort()
             throw error
         }
-        let sha256: [UInt8]
-        do { sha256 = try upload.sha256() } catch {
-            _ = try? store.delete(upload.name)
-            throw error
-        }
         let (type, mismatch) = Self.storedType(declared: upload.contentType, firstBytes: upload.firstBytes)
         let record = FileRecord(name: upload.name, contentType: type, byteCount: upload.writer.byteCount,
-                                sha256: sha256.hexString, createdAt: ParseDate.now(),
+                                sha256: upload.digest.finalize().hexString, createdAt: ParseDate.now(),
                                 originalName: upload.originalName, declaredType: mismatch, owner: upload.owner)
         do {
             try records.insertFile(record)
@@ -359,48 +353,15 @@ public final class FileUpload: @unchecked Sendable {
 
     public var byteCount: Int64 { writer.byteCount }
 
-    deinit { trailing?.cancel() }
-
-    /// Hashes the bytes past `trailingFrom` on its own thread (a large body, on a store that reads back).
-    private var trailing: TrailingDigest?
-    /// From this many bytes on, the body is hashed behind the writer on another thread (`TrailingDigest`):
-    /// the engine thread then only receives and writes. Smaller files are hashed as they stream.
-    static let trailingFrom: Int64 = 4 << 20
-    /// Whether a `TrailingDigest` may still be started (not yet tried).
-    private var mayTrail = true
-
     /// Appends body bytes. - Throws: 130 when the disk write fails.
     public func write(_ bytes: UnsafeRawBufferPointer) throws(ParseError) {
         if firstBytes.count < FileService.sniffBytes {
             firstBytes.append(contentsOf: bytes.prefix(FileService.sniffBytes - firstBytes.count))
         }
-        if let trailing {
-            try writer.write(bytes)
-            trailing.wrote(upTo: writer.byteCount)
-            return
-        }
         digest.update(bytes)
         try writer.write(bytes)
-        if mayTrail, writer.byteCount >= Self.trailingFrom {
-            mayTrail = false
-            if let fd = writer.openForReadingBack() {
-                trailing = TrailingDigest(fd: fd, digest: digest, from: writer.byteCount)
-            }
-        }
-    }
-
-    /// The body's SHA-256, once every byte is written (waits for the `TrailingDigest`, if any).
-    /// - Throws: 130 when the bytes could not be read back.
-    func sha256() throws(ParseError) -> [UInt8] {
-        guard let trailing else { return digest.finalize() }
-        do { return try trailing.finish() } catch {
-            throw ParseError(.fileSaveError, "Could not store file: \(name).", cause: error)
-        }
     }
 
     /// Discards the upload (client gone, limit exceeded, or a failure).
-    public func abort() {
-        trailing?.cancel()
-        writer.abort()
-    }
+    public func abort() { writer.abort() }
 }

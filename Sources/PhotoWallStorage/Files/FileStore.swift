@@ -53,12 +53,4 @@ public protocol FileWriter: AnyObject {
     func commit() throws(ParseError)
     /// Discards everything written; safe to call more than once and after `commit` fails.
     func abort()
-    /// A new descriptor open for reading the bytes written (and those still to come), which the
-    /// caller closes; nil (the default) for stores that send the bytes away. Lets `POST /files` hash
-    /// the body on another thread, behind the writer (`TrailingDigest`).
-    func openForReadingBack() -> Int32?
-}
-
-extension FileWriter {
-    public func openForReadingBack() -> Int32? { nil }
 }

@@ -127,12 +127,6 @@ final class FileSystemWriter: FileWriter {
         writeback.wrote(bytes.count, fd: fd)
     }
 
-    func openForReadingBack() -> Int32? {
-        guard !done else { return nil }
-        let r = open(tmpPath, O_RDONLY | O_CLOEXEC)
-        return r >= 0 ? r : nil
-    }
-
     func commit() throws(ParseError) {
         guard !done else { throw fail("commit twice") }
         try store.ensureShard(name)
