@@ -308,60 +308,6 @@ import Testing
         #expect(Array(file.body) == bytes, "the three chunks, in order")
     }
 
-    /// Three PATCHes in flight at once (a chain: each starts behind the one before while that one still
-    /// commits), each with a checksum, then a last one: the file is whole, and the SHA-256 the server
-    /// recorded for it (which `POST /functions/duplicates` looks up) is the whole file's, though each
-    /// chunk's bytes were hashed after its body, continuing from the state its predecessor committed.
-    @Test func aChainOfPipelinedPatchesRecordsTheWholeFilesSHA256() async throws {
-        if TestFileStore.s3URL != nil { return }  // S3 parts are not pipelined
-        let (_, token) = try await sharedServer.signUp()
-        let t = try RawTus(sharedServer, token: token)
-        let photo = try Data(contentsOf: TestPaths.packageRoot.appendingPathComponent("Samples/photos/landscape_o3.jpg"))
-        let bytes = [UInt8](photo + Data("chain-\(UUID().uuidString)".utf8))
-        let q = bytes.count / 4
-        let cuts = [0, q, 2 * q, 3 * q, bytes.count]
-        func chunk(_ i: Int) -> [UInt8] { Array(bytes[cuts[i]..<cuts[i + 1]]) }
-        func head(_ i: Int) -> [(String, String)] {
-            t.headers([("Upload-Offset", "\(cuts[i])"), ("Content-Type", "application/offset+octet-stream"),
-                       ("Upload-Checksum", RawTus.checksum(chunk(i))), ("Content-Length", "\(cuts[i + 1] - cuts[i])")])
-        }
-        let (_, path) = try t.create(length: bytes.count, name: "chain.jpg")
-        // The first PATCH sends half its body and holds the upload; the second is sent with half of its
-        // own; once the first's body is whole, the second writes behind it.
-        let first = try TestHTTPClient(port: sharedServer.port)
-        try first.sendHead("PATCH", path, headers: head(0))
-        try first.send(chunk(0)[..<(q / 2)])
-        try await waitForPart(sharedServer, path, bytes: q / 2)
-        let second = try TestHTTPClient(port: sharedServer.port)
-        try second.sendHead("PATCH", path, headers: head(1))
-        try second.send(chunk(1)[..<(q / 2)])
-        try await Task.sleep(for: .milliseconds(200))
-        try first.send(chunk(0)[(q / 2)...])
-        try await waitForPart(sharedServer, path, bytes: q + q / 2)
-        // The third comes while the second's body is still short: it waits for it, then follows.
-        let third = try TestHTTPClient(port: sharedServer.port)
-        try third.sendHead("PATCH", path, headers: head(2))
-        try third.send(chunk(2))
-        try await Task.sleep(for: .milliseconds(200))
-        try second.send(chunk(1)[(q / 2)...])
-        for (i, c) in [first, second, third].enumerated() {
-            let r = try c.readResponse(method: "PATCH")
-            #expect(r.status == 204, "PATCH \(i)")
-            #expect(r.header("Upload-Offset") == "\(cuts[i + 1])", "PATCH \(i)")
-        }
-        let last = try t.patch(path, offset: cuts[3], body: chunk(3), checksum: RawTus.checksum(chunk(3)))
-        #expect(last.status == 204)
-        let name = try #require(last.header("X-Parse-File-Name"))
-        let url = try #require(last.header("X-Parse-File-URL"))
-        #expect(Array(try await sharedServer.request("GET", url, key: .none).body) == bytes, "the four chunks, in order")
-        let post = try await sharedServer.request("POST", "/classes/WallImage", json: ["image": ["__type": "File", "name": .string(name)]],
-                                                  key: .session(token))
-        #expect(post.status == 201, "\(post.text)")
-        let digest = TestFiles.sha256(bytes)
-        let found = try await sharedServer.request("POST", "/functions/duplicates", json: ["sha256": [.string(digest)]], key: .session(token))
-        #expect(found.json["result"]?.arrayValue?.first?["sha256"]?.stringValue == digest, "\(found.text)")
-    }
-
     @Test func aPipelinedPatchFailsWith409WhenTheOneBeforeItIsRefused() async throws {
         let t = try await tus()
         let bytes = TestFiles.randomBytes(2000)
@@ -384,8 +330,8 @@ import Testing
         #expect(Array(try await sharedServer.request("GET", url, key: .none).body) == bytes)
     }
 
-    /// A pipelined PATCH whose own checksum is wrong (verified once its body is in, while the one before
-    /// still commits): that one is kept, this one answers 460 and keeps nothing.
+    /// A pipelined PATCH whose own checksum is wrong, while the one before it still commits: that one is
+    /// kept, this one answers 460 and keeps nothing.
     @Test func aPipelinedPatchWithAWrongChecksumIsRefusedAfterTheOneBeforeCommits() async throws {
         if TestFileStore.s3URL != nil { return }  // S3 parts are not pipelined
         let t = try await tus()
@@ -426,7 +372,7 @@ import Testing
         let third = try t.patch(path, offset: 600, body: Array(repeating: 3, count: 1400))
         #expect(third.status == 204)
         let name = try #require(third.header("X-Parse-File-Name"))
-        // The kept bytes count in the file's recorded SHA-256 (hashed when they were kept).
+        // The kept bytes count in the file's recorded SHA-256.
         let recorded = try TestDatabase.query("SELECT sha256 FROM \"_FILES\" WHERE name = '\(name)'", dataDir: s.dataDir, arguments: s.extraArgs)
         #expect(recorded.trimmingCharacters(in: .whitespacesAndNewlines)
                 == TestFiles.sha256(Array(repeating: UInt8(1), count: 600) + Array(repeating: UInt8(3), count: 1400)))

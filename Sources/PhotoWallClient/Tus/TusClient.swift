@@ -46,17 +46,10 @@ public struct TusClient: Sendable {
         /// and commits the chunk before. A server that does not take pipelined PATCHes refuses them
         /// (409/423) and the client goes on without.
         public var pipelining: Bool
-        /// With `pipelining`, how many PATCHes may be in flight at once, each on its own connection
-        /// (default 3, at least 2): a new one starts as soon as the newest one's body is sent, so the
-        /// bodies stream back to back while the server still verifies, syncs and commits the chunks
-        /// before them (it confirms each only once the ones before it are durable). With 2, the chunk
-        /// after next waited for the oldest chunk's answer, and the server received nothing meanwhile.
-        public var pipelineDepth: Int
 
         public init(chunkBytes: Int64 = 4 << 20, checksum: ChecksumAlgorithm = .sha256, retry: RetryPolicy = RetryPolicy(),
                     connectTimeoutSeconds: Double = 10, stallTimeoutSeconds: Int = 30, progressIntervalSeconds: Double = 0.05,
-                    pipelining: Bool = true, pipelineDepth: Int = 3) {
-            self.pipelineDepth = max(2, pipelineDepth)
+                    pipelining: Bool = true) {
             self.chunkBytes = max(1, chunkBytes); self.checksum = checksum; self.retry = retry
             self.connectTimeoutSeconds = connectTimeoutSeconds; self.stallTimeoutSeconds = max(1, stallTimeoutSeconds)
             self.progressIntervalSeconds = max(0, progressIntervalSeconds); self.pipelining = pipelining

@@ -151,19 +151,18 @@ final class UploadRun {
         return checksum
     }
 
-    /// The further connections, for pipelined PATCHes (`pipelineDepth - 1` of them, made on first use).
-    var pipelinedRequests: [TusRequests] = []
+    /// The second connection, for a pipelined PATCH (made on first use).
+    var pipelinedRequests: TusRequests?
     /// Whether PATCHes are pipelined: off when disabled, or after the server refused three pipelined
     /// PATCHes in a row (an older server answers them 409 or 423).
     lazy var pipelining = configuration.pipelining
     var pipelineRefusals = 0
 
     /// Sends chunks from `offset` until the upload is complete or a request fails, moving `offset`
-    /// with every confirmed chunk. With `pipelining`, the next chunk's PATCH starts on another
-    /// connection as soon as the newest one's body is sent (up to `pipelineDepth` in flight), so its
-    /// bytes travel while the server verifies, syncs and commits the ones before (the server starts it
-    /// only then, behind those bytes, and confirms it only after they are durable; see PhotoWall's
-    /// `UploadAppend`).
+    /// with every confirmed chunk. With `pipelining`, the next chunk's PATCH starts on a second
+    /// connection as soon as the current one's body is sent, so its bytes travel while the server
+    /// verifies, syncs and commits the current one (the server starts it only then, behind those
+    /// bytes, and confirms it only after the current one is durable; see PhotoWall's `UploadAppend`).
     /// Progress flows while the bodies go out; callbacks stay on this thread.
     /// - Returns: the last confirmed status (naming the file once complete).
     /// - Throws: the first failure, once every request in flight has ended (the caller then HEADs).
@@ -175,10 +174,8 @@ final class UploadRun {
         var last: UploadStatus?
         var handles = [requests]
         if pipelining {
-            while pipelinedRequests.count < configuration.pipelineDepth - 1 {
-                pipelinedRequests.append(TusRequests(client: client, handle: try EasyHandle.forClient(), cancellation: cancellation))
-            }
-            handles += pipelinedRequests
+            if pipelinedRequests == nil { pipelinedRequests = TusRequests(client: client, handle: try EasyHandle.forClient(), cancellation: cancellation) }
+            handles.append(pipelinedRequests!)
         }
         /// Waits for every request still in flight (after a failure or at the end), passing their
         /// progress on meanwhile (a request waiting in the relay would never end).
@@ -191,9 +188,7 @@ final class UploadRun {
             }
         }
         while true {
-            // Behind requests in flight only while none has ended (an answer is handled first).
-            let mayStart = inFlight.isEmpty || (pipelining && inFlight.count < handles.count && inFlight.last!.bodySent
-                                                && !inFlight.contains { $0.isDone })
+            let mayStart = inFlight.isEmpty || (pipelining && inFlight.count == 1 && inFlight[0].bodySent && !inFlight[0].isDone)
             if mayStart, nextOffset < file.size {
                 let length = min(configuration.chunkBytes, file.size - nextOffset)
                 let sum: String?

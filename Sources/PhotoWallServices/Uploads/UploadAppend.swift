@@ -42,13 +42,6 @@ public final class UploadAppend: @unchecked Sendable {
     let expected: (Digest, [UInt8])?
     /// SHA-256 of the upload's bytes so far, continued from the record's saved state.
     let running: ResumableSHA256?
-    /// Whether the chunk's `Upload-Checksum` is verified once its body is in, on the worker that
-    /// finishes it, from the bytes read back from the part (`checksumMatches`), rather than hashed on
-    /// the engine thread as they stream: for part stores that read back (`UploadPartWriter.readsBack`).
-    /// The engine thread then makes one hash pass over the body (the file's running SHA-256, which must
-    /// follow the bytes in order) instead of two, and the verification runs beside the next pipelined
-    /// chunk's transfer, and beside the commit of the chunk before.
-    let verifiesAfterBody: Bool
     /// The upload offset this request's bytes start at.
     let startOffset: Int64
     /// The body length the request declared (`Content-Length`), nil when chunked: where a pipelined
@@ -90,7 +83,6 @@ public final class UploadAppend: @unchecked Sendable {
         self.service = service; self.record = record; self.token = token; self.writer = writer
         self.expected = expected; self.running = running; self.declaredLength = declaredLength
         self.predecessor = predecessor; self.startOffset = record.offset
-        self.verifiesAfterBody = expected != nil && writer.readsBack
     }
 
     /// Whether the request is finishing (its whole declared body arrived and `finish` runs), so it
@@ -116,7 +108,7 @@ public final class UploadAppend: @unchecked Sendable {
             if startOffset == 0, firstBytes.count < FileService.sniffBytes {
                 firstBytes.append(contentsOf: bytes.prefix(FileService.sniffBytes - firstBytes.count))
             }
-            if !verifiesAfterBody { expected?.0.update(bytes) }
+            expected?.0.update(bytes)
             running?.update(bytes)
             received += Int64(bytes.count)
             p.lastWrite = .now
@@ -143,11 +135,9 @@ public final class UploadAppend: @unchecked Sendable {
         guard !wasEnded else { return record }
         var committed: UploadRecord?
         defer { end(committed: committed) }
-        // Verified before the predecessor is awaited (it may still be committing); acted on after.
-        let verdict = Result(catching: { try failure == nil ? checksumMatches() : true })
         try awaitPredecessor()
         if let failure { throw failure }
-        if try !verdict.get() {
+        if let (digest, want) = expected, digest.finalize() != want {
             try discardIfHolding()
             throw UploadError.checksumMismatch
         }
@@ -222,19 +212,6 @@ public final class UploadAppend: @unchecked Sendable {
         var r = committed
         r.offset = startOffset
         record = r
-    }
-
-    /// Whether the body matches the `Upload-Checksum` (true without one); with `verifiesAfterBody`,
-    /// hashes the bytes read back from the part first. Counts as committing for the lease heartbeat
-    /// (a large chunk takes a while).
-    private func checksumMatches() throws -> Bool {
-        guard let (digest, want) = expected else { return true }
-        if verifiesAfterBody, received > 0 {
-            phase.withLock { $0.committing = true }
-            defer { phase.withLock { $0.committing = false } }
-            try writer.readBack(at: startOffset, count: received) { digest.update($0) }
-        }
-        return digest.finalize() == want
     }
 
     /// The end of an unfinished request: keep what arrived, or drop it when a checksum was promised.

@@ -33,8 +33,7 @@ public final class FileSystemUploadParts: UploadPartStore {
     }
 
     public func openForAppend(_ id: String, at offset: Int64, state: String) throws(ParseError) -> any UploadPartWriter {
-        // Read and write: the writer reads its bytes back to hash them (`readBack`).
-        let fd = open(path(of: id), O_RDWR | O_CLOEXEC)
+        let fd = open(path(of: id), O_WRONLY | O_CLOEXEC)
         guard fd >= 0 else { throw ParseError(.fileSaveError, "Could not open the upload.", cause: POSIXFailure(call: "open", code: errno)) }
         guard ftruncate(fd, off_t(offset)) == 0, lseek(fd, off_t(offset), SEEK_SET) == off_t(offset) else {
             let e = errno
@@ -104,25 +103,6 @@ final class FileSystemPartWriter: UploadPartWriter {
         let end = lseek(fd, 0, SEEK_CUR)
         guard end >= 0 else { throw fail("lseek") }
         return (Int64(end), "")
-    }
-
-    var readsBack: Bool { true }
-
-    /// `pread` in 256 KiB pieces into one buffer (from the page cache: the bytes were just written).
-    func readBack(at offset: Int64, count: Int64, _ body: (UnsafeRawBufferPointer) -> Void) throws(ParseError) {
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 << 10, alignment: 16)
-        defer { buffer.deallocate() }
-        var at = offset, left = count
-        while left > 0 {
-            let n = pread(fd, buffer.baseAddress, Int(min(Int64(buffer.count), left)), off_t(at))
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else {
-                if n == 0 { errno = EIO }
-                throw fail("pread")
-            }
-            body(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
-            at += Int64(n); left -= Int64(n)
-        }
     }
 
     func discard() throws(ParseError) {

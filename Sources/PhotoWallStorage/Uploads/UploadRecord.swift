@@ -105,20 +105,4 @@ public protocol UploadPartWriter: AnyObject {
     /// it was at the offset it was opened at.
     func discard() throws(ParseError)
     func close()
-    /// Whether `readBack` can give back bytes this writer wrote (a local file: from the page cache).
-    /// When true, `UploadAppend` verifies a chunk's checksum after its body is in, on the worker that
-    /// finishes it, instead of on the engine thread as the bytes stream (the next pipelined chunk then
-    /// streams in meanwhile). False (the default) for stores that send the bytes away.
-    var readsBack: Bool { get }
-    /// Passes the `count` bytes this writer wrote at part offset `offset` to `body`, in pieces, in
-    /// order. Only when `readsBack`.
-    /// - Throws: 130 when they can't be read (or fewer than `count` are there).
-    func readBack(at offset: Int64, count: Int64, _ body: (UnsafeRawBufferPointer) -> Void) throws(ParseError)
-}
-
-extension UploadPartWriter {
-    public var readsBack: Bool { false }
-    public func readBack(at offset: Int64, count: Int64, _ body: (UnsafeRawBufferPointer) -> Void) throws(ParseError) {
-        preconditionFailure("readBack on a part writer that does not read back")
-    }
 }
