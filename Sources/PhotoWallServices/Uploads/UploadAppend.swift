@@ -85,10 +85,6 @@ public final class UploadAppend: @unchecked Sendable {
         self.predecessor = predecessor; self.startOffset = record.offset
     }
 
-    /// Whether the request is finishing (its whole declared body arrived and `finish` runs), so it
-    /// ends soon without a successor (`UploadService.beginAppend` waits for it rather than answering 423).
-    var isFinishing: Bool { phase.withLock { $0.ended && !$0.preempted && received == declaredLength } }
-
     /// Whether the lease should be renewed: body bytes arrived within `stall`, or a commit is running.
     func isMakingProgress(within stall: Duration) -> Bool {
         phase.withLock { p in p.committing || (!p.ended && ContinuousClock.now - p.lastWrite < stall) }

@@ -208,18 +208,8 @@ public final class UploadService: Sendable {
             // The holder's connection may be dead without the server knowing: a stalled one gives
             // way, keeping what it received, and this request starts over against the new state
             // (usually 409 with the new offset, which the client then HEADs for).
-            if let holder = holders.withLock({ $0[u.id] }) {
-                if holder.preemptIfStalled(after: writerStallLimit) {
-                    return try beginAppend(id: id, offset: offset, length: length, checksum: checksum, contentLength: contentLength, auth: auth)
-                }
-                // The holder's body is in and it is finishing (often it has just committed the offset this
-                // PATCH starts at, and not yet let go): a pipelined PATCH whose worker came late. Wait for
-                // it to end, then look again, once, instead of refusing with 423 (which drained the client's
-                // pipeline).
-                if !retried, holder.isFinishing, holder.outcome.wait(timeout: writerStallLimit) != nil {
-                    return try beginAppend(id: id, offset: offset, length: length, checksum: checksum, contentLength: contentLength,
-                                           auth: auth, retried: true)
-                }
+            if let holder = holders.withLock({ $0[u.id] }), holder.preemptIfStalled(after: writerStallLimit) {
+                return try beginAppend(id: id, offset: offset, length: length, checksum: checksum, contentLength: contentLength, auth: auth)
             }
             throw UploadError.locked
         }
