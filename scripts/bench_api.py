@@ -36,6 +36,8 @@ UPLOAD = os.environ.get("BENCH_API_UPLOAD", "1") != "0"
 # BENCH_API_FLOOR=1 adds the engine's floor: GET /parse/health, answered from the route table without a
 # handler (no credentials, no database, no JSON work), beside nginx: the most any read route can reach.
 FLOOR = os.environ.get("BENCH_API_FLOOR", "0") == "1"
+# BENCH_API_READS=0 leaves the read rows out (the upload rows on their own).
+READS = os.environ.get("BENCH_API_READS", "1") != "0"
 # The read goals (issue 14): GET one object ≥ 0.4× nginx; the 100-object query ≥ 5× the req/s main
 # had before the issue (1,236), with p99 ≤ 5× nginx's.
 QUERY_BASELINE_RPS = 1236
@@ -112,9 +114,9 @@ def main():
         data = os.path.join(work, "pw")
         os.makedirs(data)
         pw, port = start_photowall(data)
-        get_path, query_path, get_body, query_body = seed(work, port)
+        get_path, query_path, get_body, query_body = seed(work, port) if READS else (None, None, b"", b"")
         base = None
-        if BASELINE:
+        if BASELINE and READS:
             os.makedirs(os.path.join(work, "base"))
             base = start_photowall(os.path.join(work, "base"), BASELINE)
             bget, bquery, _, _ = seed(work, base[1])
@@ -130,7 +132,7 @@ def main():
             with open(os.path.join(work, "ng", "www", "health.json"), "wb") as f:
                 f.write(api(port, "GET", "/health"))
             cases.insert(0, ("engine floor: GET /health, no handler", "/health", "health.json", base and "/health"))
-        for label, path, static, bpath in cases:
+        for label, path, static, bpath in (cases if READS else []):
             ours, theirs, baseline = [], [], []
             for _ in range(ROUNDS):   # taken in turn so drift hits both
                 ours.append(wrk(f"http://127.0.0.1:{port}/parse{path}", headers))
@@ -169,7 +171,12 @@ def main():
             for _ in range(UPLOAD_MB):
                 f.write(os.urandom(1048576))
         pw, port = start_photowall(data)
-        ours, theirs, peaks = [], [], []
+        # With BASELINE_BINARY, its POST too, on its own fresh server, in the same rounds.
+        upbase = None
+        if BASELINE:
+            os.makedirs(os.path.join(work, "upbase"))
+            upbase = start_photowall(os.path.join(work, "upbase"), BASELINE)
+        ours, theirs, peaks, baseline_posts = [], [], [], []
         from bench_common import durable_write_mbs, vm_status  # noqa: E402 (here: the upload rows' own import)
         idle = vm_status(pw.pid, "VmRSS")
         disk = []  # the disk's ceiling for a body acknowledged once durable (written + fdatasync), per round
@@ -184,6 +191,11 @@ def main():
             assert code == "201", code
             ours.append(mbs)
             peaks.append(peak[0])
+            if upbase:
+                code, mbs = upload(f"http://127.0.0.1:{upbase[1]}/parse/files/big{i}.bin", blob,
+                                   [f"X-Parse-Application-Id: {APP}", f"X-Parse-Master-Key: {MASTER}", "Content-Type: application/octet-stream"])
+                assert code == "201", code
+                baseline_posts.append(mbs)
             code, mbs = upload(f"http://127.0.0.1:{nport}/upload/big{i}.bin", blob, ["Content-Type: application/octet-stream"], "PUT")
             assert code in ("201", "204"), code
             theirs.append(mbs)
@@ -191,6 +203,10 @@ def main():
             disk.append(durable_write_mbs(work, UPLOAD_MB << 20))
         o, t = statistics.median(ours), statistics.median(theirs)
         rows.append((f"POST {UPLOAD_MB} MiB file (PhotoWall fsyncs; nginx not) goal ≥0.9×", "MB/s", o, t, o / t))
+        if upbase:
+            b = statistics.median(baseline_posts)
+            rows.append((f"  baseline binary, POST (PhotoWall ÷ baseline: {o / b:.2f}×)", "MB/s", b, t, b / t))
+            stop(upbase[0])
         d = statistics.median(disk)
         rows.append((f"  disk ceiling: {UPLOAD_MB} MiB written + fdatasync", "MB/s", d, t, d / t))
         rows.append(("PhotoWall peak RSS during upload, goal < 32 MiB", "MiB", max(peaks) / 1024, float("nan"), float("nan")))

@@ -10,11 +10,14 @@
 - The server's peak RSS (VmRSS sampled every 20 ms, and VmHWM) during 32 parallel 64 MiB uploads
   (`photowall upload --parallel 32`), from a freshly started server.
 
-Usage: bench_uploads.py PHOTOWALL_BINARY   (needs nginx and curl; `make bench` installs them)
+Usage: bench_uploads.py PHOTOWALL_BINARY [BASELINE_BINARY]   (needs nginx and curl; `make bench` installs them)
+With BASELINE_BINARY (e.g. main's build: its client and its server), the big uploads also run through it,
+in the same rounds, and print PhotoWall ÷ baseline.
 Environment: BENCH_ROUNDS (default 3), BENCH_UPLOAD_GB_MB (size of the big file in MiB, default 1024),
 BENCH_CASES (comma-separated CHUNK/CHECKSUM client settings for the big upload, default
 "4m/sha256,64m/sha256,64m/none": the default chunk size, a large one, and a large one without the
-per-chunk checksum, to show what the checksum costs).
+per-chunk checksum, to show what the checksum costs), BENCH_UPLOAD_PARALLEL=0 (leaves the 32-upload
+memory row out).
 """
 import json
 import os
@@ -32,6 +35,7 @@ import urllib.request
 import zlib
 
 BIN = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ".build/release/photowall")
+BASELINE = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else None
 APP = "benchapp"
 MASTER = "bench-master"
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
@@ -47,8 +51,8 @@ import bench_common  # noqa: E402
 from bench_common import durable_write_mbs, rss_sampler, start_nginx, stop, vm_status, start_photowall as _start  # noqa: E402
 
 
-def start_photowall(data):
-    return _start(BIN, data, APP, MASTER, ["--max-upload-size", "2gb"])
+def start_photowall(data, binary=None):
+    return _start(binary or BIN, data, APP, MASTER, ["--max-upload-size", "2gb"])
 
 
 
@@ -76,8 +80,8 @@ def api(port, method, path, body=None, token=None):
     return bench_common.api(port, APP, MASTER, method, path, body, token)
 
 
-def CLI(home, port):
-    return bench_common.CLI(BIN, APP, MASTER, home, port)
+def CLI(home, port, binary=None):
+    return bench_common.CLI(binary or BIN, APP, MASTER, home, port)
 
 
 def parse_size(text):
@@ -105,6 +109,12 @@ def main():
         pw, port = start_photowall(data)
         cli = CLI(os.path.join(work, "home"), port)
         ng, nport = start_nginx(os.path.join(work, "ng"))
+        base = None
+        if BASELINE:
+            os.makedirs(os.path.join(work, "base"))
+            bpw, bport = start_photowall(os.path.join(work, "base"), BASELINE)
+            base = (bpw, bport, CLI(os.path.join(work, "basehome"), bport, BASELINE))
+        baseline = {c: [] for c in CASES}
         results = {c: [] for c in CASES}
         nginx = []
         # The disk's own ceiling for bytes acknowledged only once durable, per chunk size (written in the
@@ -116,6 +126,11 @@ def main():
                 results[c].append(size / secs / 1e6)
                 name = [e for e in events if e["event"] == "uploaded"][0]["fileName"]
                 api(port, "DELETE", f"/files/{name}")
+                if base:
+                    secs, events = base[2].upload([big], "--file-only", "--chunk-size", c[0], "--checksum", c[1])
+                    baseline[c].append(size / secs / 1e6)
+                    name = [e for e in events if e["event"] == "uploaded"][0]["fileName"]
+                    api(base[1], "DELETE", f"/files/{name}")
             nginx.append(size / curl_put(big, f"http://127.0.0.1:{nport}/upload/big{i}.bin") / 1e6)
             os.remove(os.path.join(work, "ng", "www", "upload", f"big{i}.bin"))
             for c in CASES:
@@ -124,13 +139,21 @@ def main():
         for c in CASES:
             o = statistics.median(results[c])
             rows.append((f"{BIG_MB} MiB tus upload, --chunk-size {c[0]} --checksum {c[1]}", "MB/s", o, t, o / t, GOALS.get(c)))
+            if base:
+                b = statistics.median(baseline[c])
+                rows.append((f"  baseline binary (PhotoWall ÷ baseline: {o / b:.2f}×)", "MB/s", b, t, b / t, None))
             d = statistics.median(disk[c])
             rows.append((f"  disk ceiling: {BIG_MB} MiB written, fdatasync every {c[0]}", "MB/s", d, t, d / t, None))
         stop(pw)
+        if base:
+            stop(base[0])
         ng.send_signal(signal.SIGQUIT)
         ng.wait(timeout=10)
 
-        # 32 parallel 64 MiB uploads into a fresh server: its peak memory.
+        # 32 parallel 64 MiB uploads into a fresh server: its peak memory (BENCH_UPLOAD_PARALLEL=0 leaves it out).
+        if os.environ.get("BENCH_UPLOAD_PARALLEL", "1") == "0":
+            report(rows)
+            return
         shutil.rmtree(data)
         os.makedirs(data)
         pw, port = start_photowall(data)
@@ -156,19 +179,23 @@ def main():
         rows.append((f"  server peak RSS (VmRSS sampled every 20 ms)", "MiB", peak[0] / 1024, float("nan"), float("nan"), None))
         rows.append((f"  server VmHWM (whole life, incl. start)", "MiB", hwm / 1024, float("nan"), float("nan"), None))
         stop(pw)
-
-        print(f"\nUpload benchmark — loopback, median of {ROUNDS} rounds taken in turn; client, servers and disk shared. "
-              "PhotoWall fsyncs every chunk before acknowledging it (tus offset = durable bytes); nginx's PUT does not fsync.")
-        print(f"{'case':<64} {'unit':>6} {'PhotoWall':>11} {'nginx':>11} {'ratio':>7} {'goal':>7}")
-        for name, unit, a, b, r, goal in rows:
-            bs = "—" if b != b else f"{b:11.1f}"
-            rs = "—" if r != r else f"{r:7.2f}"
-            gs = "—" if goal is None else f"≥{goal:.1f}" + (" ok" if r >= goal else " MISS")
-            print(f"{name:<64} {unit:>6} {a:11.1f} {bs:>11} {rs:>7} {gs:>10}")
-        print("goals (issue 14): tus 4 MiB chunks + SHA-256 ≥ 0.7× nginx PUT, 64 MiB chunks without checksum ≥ 0.9×; "
-              "server peak RSS during 32 parallel 64 MiB uploads < 64 MiB")
+        report(rows)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def report(rows):
+    """The table: each case beside nginx's PUT from the same run, and its goal."""
+    print(f"\nUpload benchmark — loopback, median of {ROUNDS} rounds taken in turn; client, servers and disk shared. "
+          "PhotoWall fsyncs every chunk before acknowledging it (tus offset = durable bytes); nginx's PUT does not fsync.")
+    print(f"{'case':<64} {'unit':>6} {'PhotoWall':>11} {'nginx':>11} {'ratio':>7} {'goal':>7}")
+    for name, unit, a, b, r, goal in rows:
+        bs = "—" if b != b else f"{b:11.1f}"
+        rs = "—" if r != r else f"{r:7.2f}"
+        gs = "—" if goal is None else f"≥{goal:.1f}" + (" ok" if r >= goal else " MISS")
+        print(f"{name:<64} {unit:>6} {a:11.1f} {bs:>11} {rs:>7} {gs:>10}")
+    print("goals (issue 14): tus 4 MiB chunks + SHA-256 ≥ 0.7× nginx PUT, 64 MiB chunks without checksum ≥ 0.9×; "
+          "server peak RSS during 32 parallel 64 MiB uploads < 64 MiB")
 
 
 if __name__ == "__main__":

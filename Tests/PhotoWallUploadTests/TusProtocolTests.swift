@@ -330,6 +330,30 @@ import Testing
         #expect(Array(try await sharedServer.request("GET", url, key: .none).body) == bytes)
     }
 
+    /// A pipelined PATCH whose own checksum is wrong, while the one before it still commits: that one is
+    /// kept, this one answers 460 and keeps nothing.
+    @Test func aPipelinedPatchWithAWrongChecksumIsRefusedAfterTheOneBeforeCommits() async throws {
+        if TestFileStore.s3URL != nil { return }  // S3 parts are not pipelined
+        let t = try await tus()
+        let bytes = TestFiles.randomBytes(2000)
+        let (_, path) = try t.create(length: 2000)
+        let first = try await Self.startHalfPatch(t, path, bytes, checksum: RawTus.checksum(Array(bytes[0..<1000])))
+        nonisolated(unsafe) let other = try RawTus(sharedServer, token: t.token)  // used by that task alone
+        let second = Task { try await onThread { try other.patch(path, offset: 1000, body: Array(bytes[1000...]),
+                                                                 checksum: RawTus.checksum(Array(bytes[0..<1000]))) } }
+        try await Task.sleep(for: .milliseconds(300))
+        try first.send(Array(bytes[500..<1000]))
+        let done = try first.readResponse(method: "PATCH")
+        #expect(done.status == 204)
+        #expect(done.header("Upload-Offset") == "1000")
+        #expect(try await second.value.status == 460)
+        #expect(try t.head(path).header("Upload-Offset") == "1000")
+        let right = try t.patch(path, offset: 1000, body: Array(bytes[1000...]), checksum: RawTus.checksum(Array(bytes[1000...])))
+        #expect(right.status == 204)
+        let url = try #require(right.header("X-Parse-File-URL"))
+        #expect(Array(try await sharedServer.request("GET", url, key: .none).body) == bytes)
+    }
+
     @Test func aStalledPatchGivesWayToTheNextOne() async throws {
         let s = try ParseTestServer(extraArgs: ["--upload-stall-timeout", "1"])
         let t = try RawTus(s, token: try await s.signUp().1)
@@ -347,7 +371,11 @@ import Testing
         #expect(second.header("Upload-Offset") == "600")
         let third = try t.patch(path, offset: 600, body: Array(repeating: 3, count: 1400))
         #expect(third.status == 204)
-        #expect(third.header("X-Parse-File-Name") != nil)
+        let name = try #require(third.header("X-Parse-File-Name"))
+        // The kept bytes count in the file's recorded SHA-256.
+        let recorded = try TestDatabase.query("SELECT sha256 FROM \"_FILES\" WHERE name = '\(name)'", dataDir: s.dataDir, arguments: s.extraArgs)
+        #expect(recorded.trimmingCharacters(in: .whitespacesAndNewlines)
+                == TestFiles.sha256(Array(repeating: UInt8(1), count: 600) + Array(repeating: UInt8(3), count: 1400)))
         // The old connection's later bytes are refused: it is closed.
         try? first.send(Array(repeating: UInt8(1), count: 400))
         #expect(first.waitForPeerClose(timeoutSeconds: 5))
