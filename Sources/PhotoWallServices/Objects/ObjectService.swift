@@ -366,9 +366,24 @@ public final class ObjectService: Sendable {
     /// of the class's `RestrictedView.revealedThrough`.
     /// - Throws: what the read scope throws (e.g. the friend list can't be read).
     public func includes(_ o: StoredObject, via: String, auth: AuthContext) throws(ParseError) -> Bool {
+        var scopes: [String: Predicate?] = [:]
+        return try includes(o, via: via, auth: auth, scopes: &scopes)
+    }
+
+    /// `includes(_:via:auth:)` with the read scopes of `auth` already computed, by class (filled here as
+    /// needed): one rendering or one batch of targets computes each class's scope once (a friends-only
+    /// scope reads the viewer's friend list).
+    func includes(_ o: StoredObject, via: String, auth: AuthContext, scopes: inout [String: Predicate?]) throws(ParseError) -> Bool {
         guard Self.mayRead(o, auth) else { return false }
         if installed?.restrictedView(for: o.className)?.revealedThrough.contains(via) == true { return true }
-        guard let scope = try readPredicate(o.className, auth) else { return true }
+        let scope: Predicate?
+        if let known = scopes[o.className] {
+            scope = known
+        } else {
+            scope = try readPredicate(o.className, auth)
+            scopes[o.className] = .some(scope)
+        }
+        guard let scope else { return true }
         return scope.matches(o)
     }
 
@@ -392,10 +407,11 @@ public final class ObjectService: Sendable {
     /// post and comment authors through this, as `include=user` on each would.
     public func includedObjects(className: String, idsVia: [String: Set<String>], auth: AuthContext) throws(ParseError) -> [String: [String: JSON]] {
         var out: [String: [String: JSON]] = [:]
+        var scopes: [String: Predicate?] = [:]
         let all = idsVia.values.reduce(into: Set<String>()) { $0.formUnion($1) }
         for o in try includeTargets(className: className, ids: all) {
             for (via, ids) in idsVia.sorted(by: { $0.key < $1.key }) where ids.contains(o.objectId) {
-                if try includes(o, via: via, auth: auth) {
+                if try includes(o, via: via, auth: auth, scopes: &scopes) {
                     out[o.objectId] = wireObject(o, auth: auth)
                     break
                 }

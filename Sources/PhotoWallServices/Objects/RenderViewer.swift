@@ -26,6 +26,8 @@ struct RenderViewer {
     let source: IncludeTargets?
     /// When set, every question asked and its answer, in order.
     var trace: RenderTrace?
+    /// The viewer's read scopes by class, computed once per rendering (`ObjectService.includes`).
+    var scopes: [String: Predicate?] = [:]
 
     init(service: ObjectService, auth: AuthContext, source: IncludeTargets? = nil, recording: Bool = false) {
         self.service = service; self.auth = auth; self.source = source
@@ -41,7 +43,7 @@ struct RenderViewer {
 
     /// `ObjectService.includes(_:via:auth:)`, recorded.
     mutating func includes(_ o: StoredObject, via: String) throws(ParseError) -> Bool {
-        let answer = try service.includes(o, via: via, auth: auth)
+        let answer = try service.includes(o, via: via, auth: auth, scopes: &scopes)
         trace?.steps.append(RenderTrace.Step(question: .includes(o, via: via), answer: answer ? 1 : 0))
         return answer
     }
@@ -75,11 +77,12 @@ public struct RenderTrace: Sendable {
     /// Whether `auth` answers every recorded question as recorded (asked of `service`, in order).
     /// - Throws: what `ObjectService.includes(_:via:auth:)` throws.
     public func holds(for auth: AuthContext, in service: ObjectService) throws(ParseError) -> Bool {
+        var scopes: [String: Predicate?] = [:]
         for step in steps {
             let answer: UInt8
             switch step.question {
             case .fieldView(let o): answer = service.fieldView(o, auth: auth).rawValue
-            case .includes(let o, let via): answer = try service.includes(o, via: via, auth: auth) ? 1 : 0
+            case .includes(let o, let via): answer = try service.includes(o, via: via, auth: auth, scopes: &scopes) ? 1 : 0
             }
             if answer != step.answer { return false }
         }
