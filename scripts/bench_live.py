@@ -28,7 +28,8 @@ signed `thumbnail` and `display` URLs, `width` and `height`; any other frame fai
 the feed (`POST /functions/feed`, limit 1) with viewers' sessions.
 
 Usage: python3 scripts/bench_live.py BIN [PEER_BIN …]   (BENCH_LIVE_VIEWERS=1000 BENCH_LIVE_RATE=10
-BENCH_LIVE_SECONDS=10 BENCH_LIVE_PROCS=4 BENCH_LIVE_MODES=anonymous,distinct[,wall] BENCH_LIVE_RUNS=1). With peers
+BENCH_LIVE_SECONDS=10 BENCH_LIVE_PROCS=4 BENCH_LIVE_MODES=anonymous,distinct[,wall] BENCH_LIVE_RUNS=1
+BENCH_LIVE_FRIENDS=1: in `wall` mode, each viewer's friends, the poster among them). With peers
 (e.g. main's build) and BENCH_LIVE_RUNS=3, each mode runs 3 times with the binaries interleaved and the table
 gives each binary's medians and every run's p99."""
 import base64
@@ -58,6 +59,9 @@ SECONDS = float(os.environ.get("BENCH_LIVE_SECONDS", "10"))
 PROCS = max(1, min(VIEWERS, int(os.environ.get("BENCH_LIVE_PROCS", "4"))))
 MODES = [m for m in os.environ.get("BENCH_LIVE_MODES", "anonymous,distinct").split(",") if m]
 RUNS = max(1, int(os.environ.get("BENCH_LIVE_RUNS", "1")))
+# `wall` mode: how many friends each viewer has (the poster and F-1 others), so each friendship check reads a
+# friend list of that size, as on a real wall.
+FRIENDS = max(1, int(os.environ.get("BENCH_LIVE_FRIENDS", "1")))
 assert set(MODES) <= {"anonymous", "distinct", "wall"}, "BENCH_LIVE_MODES: anonymous, distinct, wall"
 POLLERS = 20
 POLL_S = 2.0
@@ -283,10 +287,10 @@ def pct(values, p):
 def seed_viewers(binary, data, count, friends=0):
     """`count` distinct users, each with its own session (`photowall seed-demo --viewers F,F,…`, straight
     into the data folder before the server starts, so no signup's password hashing is timed). With
-    `friends=1` each viewer's one friend is the one seeded user (`--users 1`: a viewer's friends are drawn
-    from the `--users` people only), the `wall` mode's poster.
+    `friends=F` (F ≥ 1) each viewer's friends are all F seeded users (`--users F`: a viewer's friends are drawn
+    from the `--users` people before it, exactly F of them), among them the first, the `wall` mode's poster.
     - Returns: their session tokens."""
-    out = subprocess.run([binary, "seed-demo", "--data-dir", data, "--users", "1", "--images", "0", "--json", "--photos", PHOTOS,
+    out = subprocess.run([binary, "seed-demo", "--data-dir", data, "--users", str(max(1, friends)), "--images", "0", "--json", "--photos", PHOTOS,
                           "--viewers", ",".join([str(friends)] * count)], check=True, capture_output=True, text=True).stdout
     viewers = json.loads(out)["viewers"]
     tokens = [v["sessionToken"] for v in viewers]
@@ -349,7 +353,7 @@ def run_once(binary, mode):
     a session per viewer; `wall`: each viewer a logged-in friend of the poster, following `WallImage`, so
     the server checks the friendship and renders the photo for each viewer). - Returns: the run's figures (dict)."""
     data = tempfile.mkdtemp(prefix="photowall-bench-live-")
-    tokens = seed_viewers(binary, data, VIEWERS, friends=1 if mode == "wall" else 0) if mode != "anonymous" else [None] * VIEWERS
+    tokens = seed_viewers(binary, data, VIEWERS, friends=FRIENDS if mode == "wall" else 0) if mode != "anonymous" else [None] * VIEWERS
     srv, port = start_photowall(binary, data, APP, MASTER, extra=["--live-connections-per-ip", str(VIEWERS + 10)])
     ctx = multiprocessing.get_context("fork")
     procs = []
@@ -493,7 +497,7 @@ def main(binaries):
             rs = [r for m, b, r in rows if m == mode and b == binary]
             runs = " / ".join(f"{r['p99']:.1f}" for r in rs)
             label = {"anonymous": "anonymous (one rendering per event)", "distinct": "distinct logged-in, `BenchLive` (one rendering per event)",
-                     "wall": "friends following `WallImage` (author included, URLs signed)"}[mode]
+                     "wall": f"friends following `WallImage` (author included, URLs signed; {FRIENDS} friend(s) each)"}[mode]
             print(f"| {label} | {binary} | {median([r['p50'] for r in rs]):.1f} | **{median([r['p99'] for r in rs]):.1f}** "
                   f"({runs}) | {sum(r['missing'] for r in rs)} | "
                   f"{median([r['server_cpu'] for r in rs]):.2f} | {median([r['client_cpu'] for r in rs]):.2f} | "
