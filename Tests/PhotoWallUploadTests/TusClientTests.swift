@@ -70,7 +70,9 @@ import Testing
             let result = try await Self.client(sharedServer, token: token, chunk: 128 << 10)
                 .upload(file: path, resumeURL: url, onEvent: events2.record, progress: log.record)
             #expect(result.uploadURL == url)
-            #expect(result.resumedFromOffset == status.offset)
+            // At least where the HEAD above found it: the first client's cut PATCH may still commit its kept
+            // bytes after that HEAD (see `retrying` below), and offsets never go back.
+            #expect(result.resumedFromOffset >= status.offset && result.resumedFromOffset < total, "\(result.resumedFromOffset) vs \(status.offset)")
             // Resumed, never started again; a `retrying` may follow while the server still commits the
             // first client's cut PATCH (423 with Retry-After, tus's answer to a locked upload).
             #expect(events2.names.first == "resumed" && events2.names.dropFirst().allSatisfy { $0 == "retrying" }, "\(events2.names)")

@@ -346,7 +346,13 @@ import Testing
         let done = try first.readResponse(method: "PATCH")
         #expect(done.status == 204)
         #expect(done.header("Upload-Offset") == "1000")
-        #expect(try await second.value.status == 460)
+        var refused = try await second.value
+        if refused.status == 423 {
+            // It reached the server only while the first one was finishing (a loaded machine: the 300 ms were
+            // not enough): tus's "locked", which a client answers by sending it again, now behind the first.
+            refused = try other.patch(path, offset: 1000, body: Array(bytes[1000...]), checksum: RawTus.checksum(Array(bytes[0..<1000])))
+        }
+        #expect(refused.status == 460)
         #expect(try t.head(path).header("Upload-Offset") == "1000")
         let right = try t.patch(path, offset: 1000, body: Array(bytes[1000...]), checksum: RawTus.checksum(Array(bytes[1000...])))
         #expect(right.status == 204)
