@@ -16,8 +16,9 @@ import Synchronization
 /// target), and a viewer who answers them all alike gets the same bytes; anyone else gets a rendering
 /// of their own. `include` targets are read once per event (`IncludeTargets`) and filtered per viewer.
 /// A viewer is its session token (or anonymous, or the master key): one session always yields the same
-/// `AuthContext`. Nothing outlives the event, so there is nothing to invalidate: the next event asks
-/// the database again (a logout, an unfriending or an ACL change is seen by the next event as before).
+/// `AuthContext`. Nothing here outlives the event: the next event asks again (through the session and
+/// friend-list caches, which every logout and friend sync clear at once), so a logout, an unfriending or an
+/// ACL change is seen by the next event.
 /// Per subscription remain the `where` match, `watch` and the envelope.
 final class LiveFanout: Sendable {
     let event: ObjectEvent

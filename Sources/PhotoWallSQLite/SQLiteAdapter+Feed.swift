@@ -40,13 +40,7 @@ extension SQLiteAdapter: FeedStore {
     /// One read transaction on this thread's reader for the whole of `body` (`SQLiteDatabase.readSnapshot`):
     /// the page's statements share one snapshot and one read lock.
     public func readingOneSnapshot<T: Sendable>(_ body: () throws(ParseError) -> T) throws(ParseError) -> T {
-        do {
-            return try db.readSnapshot { () throws -> T in try body() }
-        } catch let e as ParseError {
-            throw e
-        } catch {
-            throw ParseError(.internalServerError, "Internal server error.", cause: error)
-        }
+        try guarded { try db.readSnapshot { () throws -> T in try body() } }
     }
 
     /// `feedThreshold` for the image count (the image table's largest rowid: rows are appended, so
@@ -201,16 +195,7 @@ extension SQLiteAdapter: FeedStore {
                 }
                 for id in ids {
                     guard out[id] != nil else { out[id] = (0, []); continue }
-                    // Decoded from SQLite's own buffers (`decodeRow` without first copying each
-                    // column into a `String`).
-                    try conn.forEachRawRow(latestSQL, [.text(id), .integer(Int64(perImage))]) { row in
-                        var acl: ACL?
-                        if let a = row.text(4) { acl = try ACL(json: try JSON.parse(a)) }
-                        out[id]?.latest.append(StoredObject(
-                            className: p.commentClass, objectId: row.text(0).map { String(decoding: $0, as: UTF8.self) } ?? "",
-                            createdAt: ParseDate(millisecondsSince1970: row.int64(1)), updatedAt: ParseDate(millisecondsSince1970: row.int64(2)),
-                            fields: try row.text(3).map { try JSON.parse($0).objectValue ?? [:] } ?? [:], acl: acl))
-                    }
+                    try conn.forEachRawRow(latestSQL, [.text(id), .integer(Int64(perImage))]) { out[id]?.latest.append(try Self.decodeRow(p.commentClass, $0)) }
                 }
                 return out
             }

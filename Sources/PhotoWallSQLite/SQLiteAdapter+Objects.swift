@@ -81,14 +81,15 @@ extension SQLiteAdapter: ObjectStore {
 
     static let columns = "objectId, createdAt, updatedAt, doc, acl"
 
-    static func decodeRow(_ className: String, _ row: [SQLValue]) throws -> StoredObject {
-        let doc = try JSON.parse(row[3].text ?? "{}")
+    /// One row of `columns` as a `StoredObject`, parsed straight from SQLite's buffers (no `String`
+    /// per column first).
+    static func decodeRow(_ className: String, _ row: SQLiteRow) throws -> StoredObject {
         var acl: ACL?
-        if let a = row[4].text { acl = try ACL(json: try JSON.parse(a)) }
-        return StoredObject(className: className, objectId: row[0].text ?? "",
-                            createdAt: ParseDate(millisecondsSince1970: row[1].integer ?? 0),
-                            updatedAt: ParseDate(millisecondsSince1970: row[2].integer ?? 0),
-                            fields: doc.objectValue ?? [:], acl: acl)
+        if let a = row.text(4) { acl = try ACL(json: try JSON.parse(a)) }
+        return StoredObject(className: className, objectId: row.text(0).map { String(decoding: $0, as: UTF8.self) } ?? "",
+                            createdAt: ParseDate(millisecondsSince1970: row.int64(1)),
+                            updatedAt: ParseDate(millisecondsSince1970: row.int64(2)),
+                            fields: try row.text(3).map { try JSON.parse($0).objectValue ?? [:] } ?? [:], acl: acl)
     }
 
     public func insert(_ object: StoredObject) throws(ParseError) {
@@ -110,7 +111,7 @@ extension SQLiteAdapter: ObjectStore {
         return try guarded {
             try db.read { conn in
                 var out: [StoredObject] = []
-                try conn.forEachRow(compiled.sql, compiled.args) { out.append(try Self.decodeRow(query.className, $0)) }
+                try conn.forEachRawRow(compiled.sql, compiled.args) { out.append(try Self.decodeRow(query.className, $0)) }
                 return out
             }
         }
@@ -154,11 +155,11 @@ extension SQLiteAdapter: ObjectStore {
         return try guarded {
             try writeTransaction { conn in
                 do {
-                    guard let row = try conn.query("SELECT \(Self.columns) FROM \(t) WHERE objectId = ? AND \(aclSQL)",
-                                                   [.text(objectId)] + aclArgs).first else {
-                        throw ParseError.objectNotFound()
+                    var found: StoredObject?
+                    try conn.forEachRawRow("SELECT \(Self.columns) FROM \(t) WHERE objectId = ? AND \(aclSQL)", [.text(objectId)] + aclArgs) {
+                        found = try Self.decodeRow(className, $0)
                     }
-                    var object = try Self.decodeRow(className, row)
+                    guard var object = found else { throw ParseError.objectNotFound() }
                     do { try transform(&object) } catch let e as ParseError { throw e }
                     try self.checkSchema(conn, className, object.fields)
                     let values = Self.encodeRow(object)

@@ -21,10 +21,7 @@ extension ObjectService {
     /// private users) as they stand now; the master key sees everything. Evaluated in memory
     /// (`Predicate.matches`), so it also answers for an update's original and a deleted object.
     public func isVisible(_ object: StoredObject, matching predicate: Predicate = .all, auth: AuthContext) throws(ParseError) -> Bool {
-        if !auth.isMaster, let acl = object.acl, let permissions = auth.permissions,
-           !permissions.contains(where: { acl.entries[$0]?.read == true }) {
-            return false
-        }
+        guard Self.mayRead(object, auth) else { return false }
         if let scope = try readPredicate(object.className, auth), !scope.matches(object) { return false }
         return predicate.matches(object)
     }

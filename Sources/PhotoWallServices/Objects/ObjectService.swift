@@ -364,15 +364,9 @@ public final class ObjectService: Sendable {
     /// Whether `include` through the pointer field `via` (`"<className>.<field>"`) shows `auth` the
     /// object `o`: its ACL lets `auth` read it, and its class's read scope allows it unless `via` is one
     /// of the class's `RestrictedView.revealedThrough`.
+    /// - Parameter scopes: `auth`'s read scopes by class, filled here as needed, so one rendering or one
+    ///   batch of targets computes each class's scope once (a friends-only scope reads the friend list).
     /// - Throws: what the read scope throws (e.g. the friend list can't be read).
-    public func includes(_ o: StoredObject, via: String, auth: AuthContext) throws(ParseError) -> Bool {
-        var scopes: [String: Predicate?] = [:]
-        return try includes(o, via: via, auth: auth, scopes: &scopes)
-    }
-
-    /// `includes(_:via:auth:)` with the read scopes of `auth` already computed, by class (filled here as
-    /// needed): one rendering or one batch of targets computes each class's scope once (a friends-only
-    /// scope reads the viewer's friend list).
     func includes(_ o: StoredObject, via: String, auth: AuthContext, scopes: inout [String: Predicate?]) throws(ParseError) -> Bool {
         guard Self.mayRead(o, auth) else { return false }
         if installed?.restrictedView(for: o.className)?.revealedThrough.contains(via) == true { return true }
@@ -388,7 +382,7 @@ public final class ObjectService: Sendable {
     }
 
     /// The objects of `className` with these ids, whoever may read them (no ACL, no read scope): what
-    /// `include` filters per viewer with `includes(_:via:auth:)`.
+    /// `include` filters per viewer with `includes(_:via:auth:scopes:)`.
     func includeTargets(className: String, ids: Set<String>) throws(ParseError) -> [StoredObject] {
         guard ObjectNames.isValidClassName(className), !ids.isEmpty else { return [] }
         return try store.find(StoredQuery(className: className, predicate: .inList("objectId", ids.sorted().map { .string($0) }, negated: false),
@@ -396,7 +390,7 @@ public final class ObjectService: Sendable {
     }
 
     /// The objects of `className` with these ids that `include` through the pointer field `via`
-    /// (`"<className>.<field>"`) shows `auth` (`includes(_:via:auth:)`), in wire form by objectId, as
+    /// (`"<className>.<field>"`) shows `auth` (`includes(_:via:auth:scopes:)`), in wire form by objectId, as
     /// `wireObject` renders them.
     public func includedObjects(className: String, ids: Set<String>, via: String, auth: AuthContext) throws(ParseError) -> [String: [String: JSON]] {
         try includedObjects(className: className, idsVia: [via: ids], auth: auth)

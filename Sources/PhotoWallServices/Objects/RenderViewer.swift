@@ -41,7 +41,7 @@ struct RenderViewer {
         return answer
     }
 
-    /// `ObjectService.includes(_:via:auth:)`, recorded.
+    /// `ObjectService.includes(_:via:auth:scopes:)`, recorded.
     mutating func includes(_ o: StoredObject, via: String) throws(ParseError) -> Bool {
         let answer = try service.includes(o, via: via, auth: auth, scopes: &scopes)
         trace?.steps.append(RenderTrace.Step(question: .includes(o, via: via), answer: answer ? 1 : 0))
@@ -75,7 +75,7 @@ public struct RenderTrace: Sendable {
     var steps: [Step] = []
 
     /// Whether `auth` answers every recorded question as recorded (asked of `service`, in order).
-    /// - Throws: what `ObjectService.includes(_:via:auth:)` throws.
+    /// - Throws: what `ObjectService.includes(_:via:auth:scopes:)` throws.
     public func holds(for auth: AuthContext, in service: ObjectService) throws(ParseError) -> Bool {
         var scopes: [String: Predicate?] = [:]
         for step in steps {
@@ -92,7 +92,7 @@ public struct RenderTrace: Sendable {
 
 /// `include` targets read once and shared by many renderings of the same objects (one LiveQuery
 /// event's viewers): the objects by class and id, whoever may read them. Each rendering still filters
-/// them for its viewer (`ObjectService.includes(_:via:auth:)`). Lives as long as its event.
+/// them for its viewer (`ObjectService.includes(_:via:auth:scopes:)`). Lives as long as its event.
 public final class IncludeTargets: Sendable {
     let service: ObjectService
     private let memo = Mutex<[String: [StoredObject]]>([:])
