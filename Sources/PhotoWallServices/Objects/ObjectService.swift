@@ -339,6 +339,13 @@ public final class ObjectService: Sendable {
 
     /// `o` in wire form as a viewer with field view `view` sees it (`wireObject(_:auth:)`).
     func wireObject(_ o: StoredObject, view: FieldView) -> [String: JSON] {
+        var o = o
+        if view == .other, let restricted = installed?.restrictedView(for: o.className) {
+            // Only the view's fields can pass its filter below: convert just those (each field's wire
+            // form depends on its value alone), not the whole object (e.g. a user's `authData` and ACL).
+            o.fields = o.fields.filter { restricted.fields.contains($0.key) }
+            if !restricted.fields.contains("ACL") { o.acl = nil }
+        }
         var w = coding.wireObject(o)
         if view != .unrestricted {
             let owner = view == .owner
