@@ -79,7 +79,19 @@ extension JSON {
     static func writeNumber(_ n: Double, into out: inout [UInt8]) {
         if !n.isFinite { out.append(contentsOf: "null".utf8); return }
         if n.rounded() == n, abs(n) < 9.0e15 {
-            out.append(contentsOf: String(Int64(n)).utf8)
+            // The digits of the integer straight into `out` (as `String(Int64(n))` spells it, without the String).
+            var v = Int64(n)
+            if v < 0 { out.append(UInt8(ascii: "-")); v = -v }
+            var digits: (UInt64, UInt64) = (0, 0)  // 16 bytes: |v| < 9e15 has at most 16 digits
+            withUnsafeMutableBytes(of: &digits) { buf in
+                var i = 16
+                repeat {
+                    i -= 1
+                    buf[i] = UInt8(ascii: "0") + UInt8(v % 10)
+                    v /= 10
+                } while v > 0
+                out.append(contentsOf: buf[i...])
+            }
         } else {
             out.append(contentsOf: "\(n)".utf8)
         }

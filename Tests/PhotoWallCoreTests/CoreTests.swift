@@ -90,6 +90,20 @@ import PhotoWallCrypto
         #expect(JSON.number(3).text == "3")
         #expect(JSON.number(-0.5).text == "-0.5")
         #expect(JSON.number(1e20).text == "1e+20")
+        // Integers are written digit by digit: every length up to the 16 digits below 9e15, both signs.
+        for n: Int64 in [0, 7, -7, 10, -10, 1200, 1_000_000, 8_999_999_999_999_999, -8_999_999_999_999_999] {
+            #expect(JSON.number(Double(n)).text == String(n))
+        }
+        #expect(JSON.number(-0.0).text == "0")
+    }
+
+    @Test func objectsOfAnySizeParse() throws {
+        // Past the parser's first reservation (6 members) and with a repeated key (the last one wins).
+        let members = (0..<20).map { "\"k\($0)\":\($0)" }.joined(separator: ",")
+        let o = try JSON.parse("{\(members),\"k3\":\"again\"}").objectValue ?? [:]
+        #expect(o.count == 20)
+        #expect(o["k19"] == 19)
+        #expect(o["k3"] == "again")
     }
 }
 
