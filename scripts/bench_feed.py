@@ -107,8 +107,18 @@ def raw_sql(db, viewer, runs=200):
     else:
         counts = None
     count_one = """SELECT count(*) FROM "c_WallImageComment" WHERE json_extract(doc,'$.imageObjectId') = ?"""
+    # Newest first along the (image, createdAt) index, then ties on createdAt ordered by objectId, as the
+    # server reads them (`ORDER BY createdAt DESC, objectId DESC LIMIT 3` sorts every comment of the image).
     latest = """SELECT objectId, createdAt, updatedAt, doc, acl FROM "c_WallImageComment" WHERE json_extract(doc,'$.imageObjectId') = ?
-        ORDER BY createdAt DESC, objectId DESC LIMIT 3"""
+        ORDER BY createdAt DESC"""
+
+    def latest3(oid):
+        rows = []
+        for r in con.execute(latest, (oid,)):
+            if len(rows) >= 3 and r[1] < rows[2][1]:
+                break
+            rows.append(r)
+        return sorted(rows, key=lambda r: (r[1], r[0]), reverse=True)[:3]
     users = """SELECT objectId, doc FROM "c__User" WHERE objectId IN (%s)"""
 
     def page(sql):
@@ -124,7 +134,7 @@ def raw_sql(db, viewer, runs=200):
             if not counts:
                 con.execute(count_one, (oid,)).fetchone()
             if not counts or n.get(oid):
-                for c in con.execute(latest, (oid,)).fetchall():
+                for c in latest3(oid):
                     authors.add(json.loads(c[3])["user"]["objectId"])
             authors.add(json.loads(doc)["user"]["objectId"])
         a = sorted(authors)

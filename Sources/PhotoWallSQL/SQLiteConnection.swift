@@ -131,10 +131,12 @@ public final class SQLiteConnection: @unchecked Sendable {
     /// columns straight into a response.
     /// - Throws: `SQLiteError`; rethrows what `row` throws.
     public func forEachRawRow(_ sql: String, _ args: [SQLValue] = [], _ row: (SQLiteRow) throws -> Void) throws {
-        try step(sql, args) { stmt in
-            try row(SQLiteRow(stmt: stmt))
-            return false
-        }
+        try forEachRawRow(sql, args, until: { try row($0); return false })
+    }
+
+    /// Like `forEachRawRow`, stopping (without reading further) once `stop` returns true.
+    public func forEachRawRow(_ sql: String, _ args: [SQLValue] = [], until stop: (SQLiteRow) throws -> Bool) throws {
+        try step(sql, args) { stmt in try stop(SQLiteRow(stmt: stmt)) }
     }
 
     /// Prepares (from the cache), binds and steps `sql`, calling `row` on each result row until it

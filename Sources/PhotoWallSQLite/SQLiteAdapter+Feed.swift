@@ -180,13 +180,17 @@ extension SQLiteAdapter: FeedStore {
     }
 
     /// Counts from `_FEED_COMMENTS` (one probe per page), the latest comments from the comment
-    /// class's `(image field, createdAt)` index, read newest first and stopped after `perImage`.
+    /// class's `(image field, createdAt)` index, read newest first and stopped after `perImage`
+    /// (and any more with the `perImage`-th's `createdAt`), then ordered by (`createdAt`, `objectId`)
+    /// here. The index holds no `objectId`, so `ORDER BY createdAt DESC, objectId DESC LIMIT n` made
+    /// SQLite read every comment of the image into a temporary sort: O(comments) per image, and a
+    /// sorter opened per image even for one comment (about 4 µs of each of the page's 20 probes).
     public func comments(ofImages ids: [String], perImage: Int) throws(ParseError) -> [String: (count: Int, latest: [StoredObject])] {
         guard let p = feedProjection, !ids.isEmpty, try schema(of: p.commentClass) != nil else { return [:] }
         let t = Self.table(p.commentClass)
         let image = SQLiteQueryCompiler.jsonPath(p.commentImageField)
         let counts = "SELECT imageId, count FROM _FEED_COMMENTS WHERE imageId IN (\(ids.map { _ in "?" }.joined(separator: ",")))"
-        let latestSQL = "SELECT \(Self.columns) FROM \(t) WHERE \(image) = ? ORDER BY createdAt DESC, objectId DESC LIMIT ?"
+        let latestSQL = "SELECT \(Self.columns) FROM \(t) WHERE \(image) = ? ORDER BY createdAt DESC"
         return try guarded {
             try db.read { conn in
                 var out: [String: (count: Int, latest: [StoredObject])] = [:]
@@ -195,7 +199,23 @@ extension SQLiteAdapter: FeedStore {
                 }
                 for id in ids {
                     guard out[id] != nil else { out[id] = (0, []); continue }
-                    try conn.forEachRawRow(latestSQL, [.text(id), .integer(Int64(perImage))]) { out[id]?.latest.append(try Self.decodeRow(p.commentClass, $0)) }
+                    guard perImage > 0 else { continue }
+                    var latest: [StoredObject] = []
+                    try conn.forEachRawRow(latestSQL, [.text(id)], until: { row in
+                        // Past `perImage` only ties of the last one kept can still belong (rows come newest first).
+                        if latest.count >= perImage, row.int64(1) < latest[perImage - 1].createdAt.millisecondsSince1970 { return true }
+                        latest.append(try Self.decodeRow(p.commentClass, row))
+                        return false
+                    })
+                    if latest.count > 1 {
+                        // (createdAt, objectId) descending, objectId compared as SQLite's BINARY collation does.
+                        latest.sort { a, b in
+                            a.createdAt.millisecondsSince1970 != b.createdAt.millisecondsSince1970
+                                ? a.createdAt.millisecondsSince1970 > b.createdAt.millisecondsSince1970
+                                : b.objectId.utf8.lexicographicallyPrecedes(a.objectId.utf8)
+                        }
+                    }
+                    out[id]?.latest = Array(latest.prefix(perImage))
                 }
                 return out
             }

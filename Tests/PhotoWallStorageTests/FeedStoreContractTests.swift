@@ -91,6 +91,28 @@ import PhotoWallStorage
         #expect(c["img2"]?.count == 0)
     }
 
+    /// Comments created in the same millisecond are ordered by `objectId` (descending), whatever order
+    /// they were stored in, and the latest `perImage` are taken across such ties.
+    @Test(arguments: Backend.allCases)
+    func latestCommentsBreakTiesByObjectId(_ backend: Backend) throws {
+        let db = try backend.open().db
+        // The comment table with its image index, as the wall declares it (the index orders ties by row, not objectId).
+        try db.ensureClass("WallImageComment", fields: ["imageObjectId": .string], indexedFields: ["imageObjectId"], uniqueFields: [])
+        func comment(_ id: String, at ms: Int64) throws {
+            let at = ParseDate(millisecondsSince1970: 1_000 + ms)
+            try db.insert(StoredObject(className: "WallImageComment", objectId: id, createdAt: at, updatedAt: at,
+                                       fields: ["imageObjectId": "img1", "comment": .string(id)], acl: nil))
+        }
+        for id in ["t2", "t4", "t0", "t3", "t1"] { try comment(id, at: 5) }
+        try comment("old", at: 1)
+        #expect(try db.comments(ofImages: ["img1"], perImage: 3)["img1"]?.latest.map(\.objectId) == ["t4", "t3", "t2"])
+        try comment("new", at: 9)
+        #expect(try db.comments(ofImages: ["img1"], perImage: 3)["img1"]?.latest.map(\.objectId) == ["new", "t4", "t3"])
+        #expect(try db.comments(ofImages: ["img1"], perImage: 1)["img1"]?.latest.map(\.objectId) == ["new"])
+        #expect(try db.comments(ofImages: ["img1"], perImage: 10)["img1"]?.latest.map(\.objectId) == ["new", "t4", "t3", "t2", "t1", "t0", "old"])
+        #expect(try db.comments(ofImages: ["img1"], perImage: 0)["img1"]?.count == 7)
+    }
+
     /// The comment count the feed shows is the number of stored comments on the image after every
     /// kind of write: single creates, a bulk load, a comment moved to another image, a delete, a
     /// cascade's `deleteAll`, and with the bulk load's deferred indexes and counters rebuilt.
