@@ -19,9 +19,11 @@ extension Engine {
         case .empty:
             raw = MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT)
         case .bytes(let bytes):
-            raw = bytes.withUnsafeBytes {
-                MHD_create_response_from_buffer($0.count, UnsafeMutableRawPointer(mutating: $0.baseAddress), .RESPMEM_MUST_COPY)
+            guard let shared = Engine.responseSharing(bytes) else {
+                logger.error("libmicrohttpd could not make a response", ["request.id": requestID])
+                return prepare(render(HTTPError.internalServerError, head), head: head)
             }
+            raw = shared
         case .file(let path, let offset, let length):
             switch openFileBody(path: path, offset: offset, length: length, requestID: requestID) {
             case .success(let fileResponse):
@@ -40,6 +42,27 @@ extension Engine {
             _ = MHD_add_response_header(raw, "Connection", "close")
         }
         return PreparedResponse(raw: raw, status: status)
+    }
+
+    /// An MHD response whose body is `bytes` itself, not a copy: the array's storage is kept alive by a
+    /// `ResponseBytes` box that MHD's free callback releases once it is done with the response (after
+    /// the last send, or when the connection ends). A 100-object page is ~78 KB: `MUST_COPY` cost a
+    /// malloc, that copy and a free per response. Empty bodies use a static empty buffer.
+    /// - Returns: nil when libmicrohttpd cannot allocate the response.
+    static func responseSharing(_ bytes: [UInt8]) -> OpaquePointer? {
+        guard !bytes.isEmpty else { return MHD_create_response_from_buffer(0, nil, .RESPMEM_PERSISTENT) }
+        let box = ResponseBytes(bytes)
+        // The box's `let` array is never mutated, so its native storage (and this address) stays put
+        // until the box is released; Swift arrays are always contiguous on Linux.
+        let base = box.bytes.withUnsafeBufferPointer { UnsafeMutableRawPointer(mutating: $0.baseAddress!) }
+        // Retain rule: this +1 is MHD's, balanced by `releaseResponseBytes` (or below when MHD refuses).
+        let retained = Unmanaged.passRetained(box)
+        guard let raw = MHD_create_response_from_buffer_with_free_callback_cls(bytes.count, base, releaseResponseBytes,
+                                                                              retained.toOpaque()) else {
+            retained.release()
+            return nil
+        }
+        return raw
     }
 
     struct FileBodyError: Error { var error: HTTPError }
@@ -132,4 +155,16 @@ extension Engine {
         let tenths = Int((max(0, value) * 10).rounded())
         return "\(tenths / 10).\(tenths % 10)"
     }
+}
+
+/// A response body's bytes while libmicrohttpd sends them (see `Engine.responseSharing`).
+final class ResponseBytes: Sendable {
+    let bytes: [UInt8]
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+}
+
+/// `MHD_ContentReaderFreeCallback` of a shared body: MHD is done with it (a global function: C callback).
+func releaseResponseBytes(_ cls: UnsafeMutableRawPointer?) {
+    guard let cls else { return }
+    Unmanaged<ResponseBytes>.fromOpaque(cls).release()
 }
