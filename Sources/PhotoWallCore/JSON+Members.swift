@@ -39,6 +39,14 @@ extension JSON {
     private static func endOfString(_ t: UnsafeBufferPointer<UInt8>, _ start: Int) -> Int? {
         var i = start + 1
         while i < t.count {
+            // Eight bytes at a time past those that are neither a quote nor a backslash (most of a string);
+            // the byte loop below takes the word that holds one.
+            while i + 8 <= t.count {
+                let word = UnsafeRawPointer(t.baseAddress! + i).loadUnaligned(as: UInt64.self)
+                if hasByte(word, UInt8(ascii: "\"")) || hasByte(word, UInt8(ascii: "\\")) { break }
+                i += 8
+            }
+            guard i < t.count else { break }
             switch t[i] {
             case UInt8(ascii: "\\"): i += 2
             case UInt8(ascii: "\""): return i + 1
@@ -46,6 +54,14 @@ extension JSON {
             }
         }
         return nil
+    }
+
+    /// Whether any of the eight bytes of `word` is `byte` (the classic has-a-zero-byte test on `word ^ byte…`,
+    /// exact as a yes or no).
+    @inline(__always)
+    private static func hasByte(_ word: UInt64, _ byte: UInt8) -> Bool {
+        let x = word ^ (0x0101_0101_0101_0101 &* UInt64(byte))
+        return (x &- 0x0101_0101_0101_0101) & ~x & 0x8080_8080_8080_8080 != 0
     }
 
     /// The index after the value starting at `start`.

@@ -106,31 +106,12 @@ extension ObjectService {
             guard whole else { return false }
             if !decoded.isEmpty { installed?.render(&decoded, className: row.className) }
         }
-        // The four fields every object has, in sorted order.
+        // The four fields every object has, merged in sorted order (`writeSystemFields`).
         var nextSystem = 0
-        func writeSystem(upTo key: UnsafeBufferPointer<UInt8>?) {
-            while nextSystem < 4 {
-                let name = Self.systemFields[nextSystem]
-                if let key, !Self.less(name, key) { return }
-                nextSystem += 1
-                switch nextSystem {
-                case 1:
-                    guard let acl = row.aclText else { continue }
-                    Self.writeMember("ACL", into: &out, first: out.count == start + 1)
-                    out.append(contentsOf: acl)
-                case 2: Self.writeMember("createdAt", into: &out, first: out.count == start + 1)
-                    row.createdAt.writeJSONString(into: &out)
-                case 3: Self.writeMember("objectId", into: &out, first: out.count == start + 1)
-                    JSON.writeString(utf8: row.objectId, into: &out)
-                default: Self.writeMember("updatedAt", into: &out, first: out.count == start + 1)
-                    row.updatedAt.writeJSONString(into: &out)
-                }
-            }
-        }
         out.append(UInt8(ascii: "{"))
         let whole = JSON.forEachMember(ofObjectText: row.fieldsText) { key, value in
-            guard key.first != UInt8(ascii: "_"), !Self.systemFields.contains(where: { Self.equal($0, key) }) else { return }
-            writeSystem(upTo: key)
+            guard key.first != UInt8(ascii: "_"), !Self.isSystemField(key) else { return }
+            if nextSystem < 4 { Self.writeSystemFields(of: row, upTo: key, next: &nextSystem, into: &out, start: start) }
             if plainFiles, let name = Self.storedFileName(value) {
                 if out.count != start + 1 { out.append(UInt8(ascii: ",")) }
                 out.append(UInt8(ascii: "\""))
@@ -170,7 +151,7 @@ extension ObjectService {
             out.removeSubrange(start...)
             return false
         }
-        writeSystem(upTo: nil)
+        Self.writeSystemFields(of: row, upTo: nil, next: &nextSystem, into: &out, start: start)
         // Fields the extension's `render` added (none on the wall), after the stored ones.
         for (k, v) in decoded.sorted(by: { $0.key < $1.key }) {
             out.append(UInt8(ascii: ","))
@@ -182,8 +163,50 @@ extension ObjectService {
         return true
     }
 
-    /// `ACL`, `createdAt`, `objectId`, `updatedAt`: sorted, as `JSON.serialized` orders keys.
-    static let systemFields: [StaticString] = ["ACL", "createdAt", "objectId", "updatedAt"]
+    /// System field `i` of `ACL`, `createdAt`, `objectId`, `updatedAt` (sorted, as `JSON.serialized`
+    /// orders keys). A switch, not an array in a global, whose lazy-initialisation check ran per key.
+    static func systemField(_ i: Int) -> StaticString {
+        switch i {
+        case 0: return "ACL"
+        case 1: return "createdAt"
+        case 2: return "objectId"
+        default: return "updatedAt"
+        }
+    }
+
+    /// Whether a stored key is one of the four system fields (a stored row's own copy is left out).
+    static func isSystemField(_ key: UnsafeBufferPointer<UInt8>) -> Bool {
+        switch key.count {
+        case 3: return equal("ACL", key)
+        case 8: return equal("objectId", key)
+        case 9: return equal("createdAt", key) || equal("updatedAt", key)
+        default: return false
+        }
+    }
+
+    /// Writes the system fields from `next` on that sort before `key` (all that are left when `key` is
+    /// nil), advancing `next`; `ACL` only when the row has one. `start` is where the row's `{` is in `out`.
+    /// (A static function with its state passed in, not a nested one capturing it: the captures cost a
+    /// dynamic exclusivity check per stored key.)
+    static func writeSystemFields(of row: StoredRowView, upTo key: UnsafeBufferPointer<UInt8>?, next: inout Int,
+                                  into out: inout [UInt8], start: Int) {
+        while next < 4 {
+            if let key, !less(systemField(next), key) { return }
+            next += 1
+            switch next {
+            case 1:
+                guard let acl = row.aclText else { continue }
+                writeMember("ACL", into: &out, first: out.count == start + 1)
+                out.append(contentsOf: acl)
+            case 2: writeMember("createdAt", into: &out, first: out.count == start + 1)
+                row.createdAt.writeJSONString(into: &out)
+            case 3: writeMember("objectId", into: &out, first: out.count == start + 1)
+                JSON.writeString(utf8: row.objectId, into: &out)
+            default: writeMember("updatedAt", into: &out, first: out.count == start + 1)
+                row.updatedAt.writeJSONString(into: &out)
+            }
+        }
+    }
 
     static func writeMember(_ name: StaticString, into out: inout [UInt8], first: Bool) {
         if !first { out.append(UInt8(ascii: ",")) }
