@@ -17,6 +17,9 @@ extension HTTPServer {
         public var eventThreads: Int = Configuration.processorCount
         /// OS threads that run route handlers (which may block on SQLite, fsync, libcurl).
         public var workerThreads: Int = 32
+        /// OS threads that run `.local` route handlers (CPU and local pages only, first in, first out);
+        /// default one per core.
+        public var localWorkerThreads: Int = Configuration.processorCount
         /// Memory pool per connection in bytes; it bounds header size and each body piece. 32–64 KiB is
         /// the sweet spot (notes pitfall 8c): RSS grows by this much per open connection.
         public var connectionMemoryLimitBytes: Int = 64 * 1024

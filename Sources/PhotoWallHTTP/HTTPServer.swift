@@ -126,6 +126,7 @@ public final class HTTPServer: Sendable {
         guard (0...65535).contains(c.port) else { throw invalid("port must be 0–65535, got \(c.port)") }
         guard (1...1024).contains(c.eventThreads) else { throw invalid("eventThreads must be 1–1024") }
         guard (1...4096).contains(c.workerThreads) else { throw invalid("workerThreads must be 1–4096") }
+        guard (1...4096).contains(c.localWorkerThreads) else { throw invalid("localWorkerThreads must be 1–4096") }
         guard c.connectionMemoryLimitBytes >= 4096 else { throw invalid("connectionMemoryLimitBytes must be at least 4096") }
         guard c.connectionLimit >= 1, c.connectionLimit <= Int(UInt32.max), c.perIPConnectionLimit >= 0,
               c.perIPConnectionLimit <= Int(UInt32.max), c.idleTimeoutSeconds >= 0,
@@ -161,6 +162,7 @@ public final class HTTPServer: Sendable {
         }
         guard let daemon else {
             engine.workers.stop()
+            engine.localWorkers.stop()
             reference.release()
             if errorNumber == EINVAL {
                 throw invalid("host must be an IPv4 address, got \"\(c.host)\"")
@@ -237,6 +239,7 @@ public final class HTTPServer: Sendable {
         }
         CMHDShim_stop_daemon(running.daemon)
         engine.workers.stop()
+        engine.localWorkers.stop()
         running.engineReference.release()
         logger.notice("HTTP server stopped", ["port": "\(running.port)"])
     }

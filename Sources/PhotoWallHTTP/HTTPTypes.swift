@@ -135,6 +135,13 @@ public enum RoutePlan: Sendable {
     /// and page-cache reads, such as fetching one object by id from SQLite. Anything that writes, fsyncs,
     /// talks to the network (a PostgreSQL query included) or can take long belongs in `.buffered`.
     case inline(maxBodyBytes: Int, handler: @Sendable (Request) throws -> Response)
+    /// Buffer up to `maxBodyBytes`, then call `handler` on the local pool: `localWorkerThreads` threads
+    /// (one per core by default) taking requests first in, first out. For work that only waits on the
+    /// CPU and local pages but can take longer than `.inline` allows, such as a query on SQLite. Under
+    /// load each request waits its turn and then runs at full speed, instead of dozens sharing the cores
+    /// at once (each then as slow as all of them, and the slowest far slower: the tail). Like `.inline`,
+    /// nothing that writes, fsyncs or talks to the network: that blocks a thread the cores could use.
+    case local(maxBodyBytes: Int, handler: @Sendable (Request) throws -> Response)
     /// Refuse from the head without reading a body; `error` is rendered by the configuration's `errorRenderer`.
     case refuse(any Error)
     /// Switch protocols (RFC 9110 §15.2.2, e.g. to WebSocket): answer `101 Switching Protocols` with the

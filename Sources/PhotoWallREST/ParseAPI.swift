@@ -20,14 +20,16 @@ public final class ParseAPI: Sendable {
     public let fileAccess: FileAccess?
     let functions: [String: CloudFunction]
     let logger: Logger
-    /// Whether reading one object by id is a local page-cache read (SQLite), cheap enough to run on the
-    /// event thread; false for a database across the network (PostgreSQL).
+    /// Whether reading objects is a local page-cache read (SQLite): one object by id is cheap enough to run
+    /// on the event thread, and queries run on the engine's local pool (`.local`); false for a database
+    /// across the network (PostgreSQL), whose reads wait on it and so run on the worker pool.
     let objectReadsAreLocal: Bool
     /// The JSON routes, by path under the mount path.
     let jsonRoutes = ParseAPI.makeJSONRoutes()
 
     /// - Parameter objectReadsAreLocal: true only when the objects' database is in-process (SQLite): `GET`
-    ///   of one object then runs on the event thread. A network round trip (PostgreSQL) must not.
+    ///   of one object then runs on the event thread, queries on the local pool. A network round trip
+    ///   (PostgreSQL) must not.
     public init(config: ServerConfig, objects: ObjectService, users: UserService, files: FileService,
                 uploads: UploadService? = nil, fileAccess: FileAccess? = nil, functions: [String: CloudFunction] = [:],
                 objectReadsAreLocal: Bool = false, logger: Logger) {
@@ -57,8 +59,8 @@ public final class ParseAPI: Sendable {
             return .buffered(maxBodyBytes: 0) { request in try self.fileDownload(request.head, appId: appId, name: name) }
         }
         // Fetching one object by id from SQLite is a primary-key page-cache read and a small render:
-        // cheaper than the hand-off to a worker thread, so it runs on the event thread (unless `include`
-        // widens it). On PostgreSQL it is a network round trip: a worker's.
+        // cheaper than the hand-off to a worker thread, so it runs on the event thread (on the local pool
+        // when `include` widens it). On PostgreSQL it is a network round trip: a worker's.
         // The engine matched the same pattern the JSON table has for it, so the JSON route is taken from
         // here (found once) with the engine's path parameters, instead of splitting and matching the path again.
         guard let getObject = jsonRoutes.match(method: "GET", segments: ["classes", "c", "o"]),
@@ -67,10 +69,26 @@ public final class ParseAPI: Sendable {
             let routed = PreRouted(match: RouteTable.Match(target: getObject.target, pattern: getObject.pattern,
                                                            parameters: head.pathParameters),
                                    segments: ["classes", head.pathParameters["className"] ?? "", head.pathParameters["objectId"] ?? ""])
-            if !objectReadsAreLocal || head.queryValue("include") != nil {
+            if !objectReadsAreLocal {
                 return .buffered(maxBodyBytes: config.maxJSONBytes) { request in try self.handleJSON(request, routed: routed) }
             }
+            if head.queryValue("include") != nil {
+                return .local(maxBodyBytes: config.maxJSONBytes) { request in try self.handleJSON(request, routed: routed) }
+            }
             return .inline(maxBodyBytes: config.maxJSONBytes) { request in try self.handleJSON(request, routed: routed) }
+        }
+        // A query on SQLite only reads local pages, but can take much longer than one object: the local
+        // pool's (one thread per core, first in, first out), not the event thread's nor the worker pool's.
+        guard let findObjects = jsonRoutes.match(method: "GET", segments: ["classes", "c"]),
+              findObjects.pattern == "/classes/:className" else { preconditionFailure("JSON routes lack GET of a class") }
+        router.add("GET", mount + "/classes/:className") { [self] head in
+            let routed = PreRouted(match: RouteTable.Match(target: findObjects.target, pattern: findObjects.pattern,
+                                                           parameters: head.pathParameters),
+                                   segments: ["classes", head.pathParameters["className"] ?? ""])
+            if !objectReadsAreLocal {
+                return .buffered(maxBodyBytes: config.maxJSONBytes) { request in try self.handleJSON(request, routed: routed) }
+            }
+            return .local(maxBodyBytes: config.maxJSONBytes) { request in try self.handleJSON(request, routed: routed) }
         }
         router.add("*", mount + "/*rest") { [self] _ in
             .buffered(maxBodyBytes: config.maxJSONBytes) { request in try self.handleJSON(request) }

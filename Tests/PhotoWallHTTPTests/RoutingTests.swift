@@ -70,6 +70,47 @@ struct RoutingTests {
         }
     }
 
+    /// `.local` handlers run on the local pool's threads, one request per thread at a time: with one
+    /// local thread, requests from several connections at once run one after another (first in, first
+    /// out); `.buffered` ones stay on the worker pool.
+    @Test func localHandlersRunOnTheLocalPoolOneAtATimePerThread() throws {
+        let threads = Box<[String]>([])
+        let running = Box(0), mostAtOnce = Box(["local": 0, "buffered": 0])
+        @Sendable func tracked(_ kind: String, _ request: Request) -> Response {
+            let name = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "?"
+            threads.update { $0.append(kind + ":" + name.trimmingCharacters(in: .newlines)) }
+            let now = running.update { $0 += 1; return $0 }
+            mostAtOnce.update { $0[kind] = max($0[kind] ?? 0, now) }
+            usleep(50_000)  // long enough for the other connections' requests to arrive meanwhile
+            running.update { $0 -= 1 }
+            return .json(["echo": .string(String(decoding: request.body, as: UTF8.self))])
+        }
+        var router = Router()
+        router.add("POST", "/local") { _ in .local(maxBodyBytes: 16) { tracked("local", $0) } }
+        router.add("POST", "/buffered") { _ in .buffered(maxBodyBytes: 16) { tracked("buffered", $0) } }
+        try withServer(router, configure: { $0.localWorkerThreads = 1 }) { _, port, log in
+            for path in ["/local", "/buffered"] {
+                let answers = Box<[String]>([])
+                let clients = (0..<4).map { i in
+                    TestThread {
+                        guard let client = try? TestHTTPClient(port: port),
+                              let r = try? client.request("POST", path, body: Array("c\(i)".utf8)) else { return }
+                        answers.update { $0.append("\(r.status) \(r.text)") }
+                    }
+                }
+                for client in clients { #expect(client.join()) }
+                #expect(answers.value.sorted() == (0..<4).map { #"200 {"echo":"c\#($0)"}"# })
+            }
+            let big = try TestHTTPClient(port: port).request("POST", "/local", body: Array(repeating: 65, count: 17))
+            #expect(big.status == 413)
+            #expect(mostAtOnce.value["local"] == 1, "\(mostAtOnce.value)")
+            #expect(threads.value.filter { $0.hasPrefix("local:") }.allSatisfy { $0 == "local:http-local-0" }, "\(threads.value)")
+            #expect(threads.value.filter { $0.hasPrefix("buffered:") }.allSatisfy { $0.hasPrefix("buffered:http-worker") },
+                    "\(threads.value)")
+            #expect(log.wait(forCount: 9).count == 9)
+        }
+    }
+
     @Test func unknownPathUsesFallback() throws {
         try withServer(Router()) { _, port, _ in
             let r = try TestHTTPClient(port: port).request("GET", "/nope")

@@ -12,6 +12,8 @@ final class Engine: Sendable {
     let configuration: HTTPServer.Configuration
     let logger: Logger
     let workers: WorkerPool
+    /// Runs `.local` handlers: as many threads as cores by default, first in, first out.
+    let localWorkers: WorkerPool
     /// Set by shutdown: responses then carry `Connection: close`.
     let closing = Atomic<Bool>(false)
 
@@ -25,6 +27,7 @@ final class Engine: Sendable {
         self.configuration = configuration
         self.logger = configuration.logger
         self.workers = WorkerPool(threadCount: configuration.workerThreads, name: "http-worker")
+        self.localWorkers = WorkerPool(threadCount: configuration.localWorkerThreads, name: "http-local")
     }
 
     /// Recovers the engine from a callback's `cls` (unretained: `HTTPServer` holds the reference).
@@ -79,14 +82,18 @@ final class Engine: Sendable {
             }
             context.phase = .upgrading(route)
             return .YES
-        case .buffered(let maxBodyBytes, let handler), .inline(let maxBodyBytes, let handler):
+        case .buffered(let maxBodyBytes, let handler), .inline(let maxBodyBytes, let handler), .local(let maxBodyBytes, let handler):
             if let length = head.contentLength, length > maxBodyBytes {
                 return queueNow(context, render(HTTPError.payloadTooLarge, head), connection: connection)
             }
             context.body.reserveCapacity(min(head.contentLength ?? 0, 1 << 20))
-            if case .inline = plan { context.phase = .buffering(maxBodyBytes: maxBodyBytes, handler: handler, inline: true) } else {
-                context.phase = .buffering(maxBodyBytes: maxBodyBytes, handler: handler, inline: false)
+            let runner: RequestContext.Runner
+            switch plan {
+            case .inline: runner = .inline
+            case .local: runner = .local
+            default: runner = .worker
             }
+            context.phase = .buffering(maxBodyBytes: maxBodyBytes, handler: handler, runner: runner)
             return .YES
         case .stream(let route):
             if let length = head.contentLength, length > route.maxBodyBytes {
@@ -168,14 +175,18 @@ final class Engine: Sendable {
             return queueNow(context, response, connection: connection)
         case .upgrading(let route):
             return queueUpgrade(context, route, connection: connection)
-        case .buffering(_, let handler, let inline):
+        case .buffering(_, let handler, let runner):
             let request = Request(head: head, body: context.body)
             context.body = []
-            if inline {
+            switch runner {
+            case .inline:
                 context.handlerStarted = true
                 return queueNow(context, respond(head) { try handler(request) }, connection: connection)
+            case .local:
+                return dispatch(context, connection: connection, on: localWorkers) { [self] in respond(head) { try handler(request) } }
+            case .worker:
+                return dispatch(context, connection: connection) { [self] in respond(head) { try handler(request) } }
             }
-            return dispatch(context, connection: connection) { [self] in respond(head) { try handler(request) } }
         case .opening:
             return opened(context, connection: connection)
         case .streaming(let body):
@@ -234,12 +245,12 @@ final class Engine: Sendable {
         do { return try handler() } catch { return render(error, head) }
     }
 
-    /// Runs a handler on the worker pool (see `suspendAndRun`); its response is queued when MHD calls
-    /// the access handler after the resume.
-    private func dispatch(_ context: RequestContext, connection: OpaquePointer,
+    /// Runs a handler on `pool` (the worker pool unless given; see `suspendAndRun`); its response is
+    /// queued when MHD calls the access handler after the resume.
+    private func dispatch(_ context: RequestContext, connection: OpaquePointer, on pool: WorkerPool? = nil,
                           _ work: @escaping @Sendable () -> Response) -> MHD_Result {
         let head = context.head
-        let result = suspendAndRun(context, connection: connection, phase: .dispatched) { [self] in
+        let result = suspendAndRun(context, connection: connection, phase: .dispatched, on: pool ?? workers) { [self] in
             .ready(prepare(work(), head: head))
         }
         // Read only by this request's MHD callbacks, which cannot run before the resume.
@@ -247,10 +258,10 @@ final class Engine: Sendable {
         return result
     }
 
-    /// Suspends the connection, enters `phase` and runs `work` on the worker pool; its result comes back
-    /// through `context.handoff`, and MHD calls the access handler again after the resume.
+    /// Suspends the connection, enters `phase` and runs `work` on `pool` (the worker pool unless given);
+    /// its result comes back through `context.handoff`, and MHD calls the access handler again after the resume.
     private func suspendAndRun(_ context: RequestContext, connection: OpaquePointer, phase: RequestContext.Phase,
-                               _ work: @escaping @Sendable () -> Handoff) -> MHD_Result {
+                               on pool: WorkerPool? = nil, _ work: @escaping @Sendable () -> Handoff) -> MHD_Result {
         let connectionBits = UInt(bitPattern: connection)
         // `stopping` is read under the context's lock, which shutdown's sweep takes after setting it: the
         // sweep either finds this connection suspended (and resumes it) or this call sees `stopping`.
@@ -262,7 +273,7 @@ final class Engine: Sendable {
         }
         guard accepted else { return .NO }
         context.phase = phase
-        workers.submit { [self] in
+        (pool ?? workers).submit { [self] in
             complete(context, with: work())
         }
         return .YES

@@ -44,7 +44,7 @@ enum Handoff {
 final class RequestContext: @unchecked Sendable {
     enum Phase {
         /// Collecting the body in memory for a `.buffered` route.
-        case buffering(maxBodyBytes: Int, handler: @Sendable (Request) throws -> Response, inline: Bool)
+        case buffering(maxBodyBytes: Int, handler: @Sendable (Request) throws -> Response, runner: Runner)
         /// A streamed route's `open` runs on a worker (connection suspended).
         case opening(StreamedRoute)
         /// Passing body pieces to the sink a streamed route's `open` returned.
@@ -57,6 +57,16 @@ final class RequestContext: @unchecked Sendable {
         case dispatched
         /// A response was queued.
         case responded
+    }
+
+    /// Where a buffered request's handler runs.
+    enum Runner {
+        /// The worker pool (`.buffered`).
+        case worker
+        /// The local pool (`.local`).
+        case local
+        /// The event thread (`.inline`).
+        case inline
     }
 
     let head: RequestHead
