@@ -47,6 +47,8 @@ public struct ParseError: Error, Sendable, CustomStringConvertible {
         public static let operationForbidden = Code(rawValue: 119)
         public static let invalidFileName = Code(rawValue: 122)
         public static let invalidACL = Code(rawValue: 123)
+        /// The request took longer than the server allows (Parse's `TIMEOUT`).
+        public static let timeout = Code(rawValue: 124)
         public static let invalidEmailAddress = Code(rawValue: 125)
         public static let fileSaveError = Code(rawValue: 130)
         public static let duplicateValue = Code(rawValue: 137)

@@ -20,6 +20,11 @@ extension HTTPServer {
         /// OS threads that run `.local` route handlers (CPU and local pages only, first in, first out);
         /// default one per core.
         public var localWorkerThreads: Int = Configuration.processorCount
+        /// A `.local` request still queued after this long runs on the worker pool instead: handlers
+        /// that run long (a slow query) then delay the requests queued behind them by at most this
+        /// much, not by their whole run. Longer keeps more of a burst first in, first out (each request
+        /// at full speed); shorter bounds the wait behind a stall. Default 50 ms.
+        public var localQueueWaitLimit: Duration = .milliseconds(50)
         /// Memory pool per connection in bytes; it bounds header size and each body piece. 32–64 KiB is
         /// the sweet spot (notes pitfall 8c): RSS grows by this much per open connection.
         public var connectionMemoryLimitBytes: Int = 64 * 1024

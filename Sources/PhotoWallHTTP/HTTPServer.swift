@@ -127,6 +127,7 @@ public final class HTTPServer: Sendable {
         guard (1...1024).contains(c.eventThreads) else { throw invalid("eventThreads must be 1–1024") }
         guard (1...4096).contains(c.workerThreads) else { throw invalid("workerThreads must be 1–4096") }
         guard (1...4096).contains(c.localWorkerThreads) else { throw invalid("localWorkerThreads must be 1–4096") }
+        guard c.localQueueWaitLimit >= .zero else { throw invalid("localQueueWaitLimit must not be negative") }
         guard c.connectionMemoryLimitBytes >= 4096 else { throw invalid("connectionMemoryLimitBytes must be at least 4096") }
         guard c.connectionLimit >= 1, c.connectionLimit <= Int(UInt32.max), c.perIPConnectionLimit >= 0,
               c.perIPConnectionLimit <= Int(UInt32.max), c.idleTimeoutSeconds >= 0,
@@ -161,8 +162,8 @@ public final class HTTPServer: Sendable {
             return CMHDShim_start_daemon(&shim, &errorNumber)
         }
         guard let daemon else {
+            engine.localWorkers.stop()  // first: its watchdog hands late jobs to the worker pool
             engine.workers.stop()
-            engine.localWorkers.stop()
             reference.release()
             if errorNumber == EINVAL {
                 throw invalid("host must be an IPv4 address, got \"\(c.host)\"")
@@ -238,8 +239,8 @@ public final class HTTPServer: Sendable {
                            ["requests": "\(unfinished)", "handlers.abandoned": "\(abandoned)"])
         }
         CMHDShim_stop_daemon(running.daemon)
+        engine.localWorkers.stop()  // first: its watchdog hands late jobs to the worker pool
         engine.workers.stop()
-        engine.localWorkers.stop()
         running.engineReference.release()
         logger.notice("HTTP server stopped", ["port": "\(running.port)"])
     }

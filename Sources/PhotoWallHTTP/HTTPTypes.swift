@@ -139,8 +139,10 @@ public enum RoutePlan: Sendable {
     /// (one per core by default) taking requests first in, first out. For work that only waits on the
     /// CPU and local pages but can take longer than `.inline` allows, such as a query on SQLite. Under
     /// load each request waits its turn and then runs at full speed, instead of dozens sharing the cores
-    /// at once (each then as slow as all of them, and the slowest far slower: the tail). Like `.inline`,
-    /// nothing that writes, fsyncs or talks to the network: that blocks a thread the cores could use.
+    /// at once (each then as slow as all of them, and the slowest far slower: the tail). A request still
+    /// queued after `localQueueWaitLimit` runs on the worker pool instead, so handlers that run long
+    /// can't stall the ones behind them. Like `.inline`, nothing that writes, fsyncs or talks to the
+    /// network: that blocks a thread the cores could use.
     case local(maxBodyBytes: Int, handler: @Sendable (Request) throws -> Response)
     /// Refuse from the head without reading a body; `error` is rendered by the configuration's `errorRenderer`.
     case refuse(any Error)

@@ -1,5 +1,8 @@
 internal import CSQLite
 import PhotoWallCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A value bound to or read from SQLite.
 public enum SQLValue: Sendable, Hashable {
@@ -41,6 +44,8 @@ public struct SQLiteError: Error, Sendable, CustomStringConvertible {
     public var sql: String?
     public var description: String { "SQLite error \(code): \(message)" + (sql.map { " in \($0)" } ?? "") }
     public var isUniqueConstraint: Bool { code == 2067 || code == 1555 }
+    /// The statement was stopped: its connection's time limit ran out (`withTimeLimit`), `SQLITE_INTERRUPT`.
+    public var isInterrupt: Bool { code & 0xff == 9 }
 }
 
 public typealias SQLiteHandle = OpaquePointer
@@ -57,6 +62,10 @@ public final class SQLiteConnection: @unchecked Sendable {
     public let rawHandle: SQLiteHandle
     private var cache: [String: SQLiteStatementHandle] = [:]
     private let regexpCache = RegexpCache()
+    /// `CLOCK_MONOTONIC` nanoseconds at which the running statement is stopped, 0 = never; read by the
+    /// progress handler (`photowallProgressHandler`, installed by the first `withTimeLimit`).
+    private let interruptAt = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
+    private var progressHandlerInstalled = false
 
     /// Opens (creating if needed) the database at `path`.
     /// - Throws: `SQLiteError` when the file cannot be opened.
@@ -70,6 +79,7 @@ public final class SQLiteConnection: @unchecked Sendable {
             throw SQLiteError(code: rc, message: msg, sql: nil)
         }
         rawHandle = db
+        interruptAt.initialize(to: 0)
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, 10_000)
         registerRegexp(cache: regexpCache)
@@ -78,6 +88,35 @@ public final class SQLiteConnection: @unchecked Sendable {
     deinit {
         for stmt in cache.values { sqlite3_finalize(stmt) }
         sqlite3_close_v2(rawHandle)
+        interruptAt.deallocate()
+    }
+
+    /// Runs `body`, stopping any statement of this connection still running `limit` after the call
+    /// began: that statement then fails with `SQLiteError` 9 (`SQLITE_INTERRUPT`, `isInterrupt`), and
+    /// so does every later one until `body` returns. Within a call already limited, `body` just runs
+    /// under the outer limit. SQLite checks the clock every 1,000 virtual-machine instructions (a few
+    /// microseconds); one call of a user function (`regexp`) is not cut short.
+    /// - Source: https://sqlite.org/c3ref/progress_handler.html
+    public func withTimeLimit<T>(_ limit: Duration, _ body: () throws -> T) rethrows -> T {
+        guard interruptAt.pointee == 0 else { return try body() }
+        if !progressHandlerInstalled {
+            sqlite3_progress_handler(rawHandle, 1000, photowallProgressHandler, UnsafeMutableRawPointer(interruptAt))
+            progressHandlerInstalled = true
+        }
+        let (seconds, attoseconds) = limit.components
+        let nanoseconds = UInt64(clamping: seconds) &* 1_000_000_000 &+ UInt64(clamping: attoseconds / 1_000_000_000)
+        interruptAt.pointee = max(1, monotonicNanoseconds() &+ nanoseconds)
+        defer { interruptAt.pointee = 0 }
+        return try body()
+    }
+
+    /// Runs `body` with no time limit, even within `withTimeLimit` (for a `ROLLBACK` after the limit
+    /// ran out: it must not be stopped too).
+    public func withoutTimeLimit<T>(_ body: () throws -> T) rethrows -> T {
+        let saved = interruptAt.pointee
+        interruptAt.pointee = 0
+        defer { interruptAt.pointee = saved }
+        return try body()
     }
 
     func error(_ rc: Int32, _ sql: String?) -> SQLiteError {
@@ -205,4 +244,18 @@ public final class SQLiteConnection: @unchecked Sendable {
             throw error
         }
     }
+}
+
+/// `CLOCK_MONOTONIC` in nanoseconds.
+func monotonicNanoseconds() -> UInt64 {
+    var now = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &now)
+    return UInt64(now.tv_sec) &* 1_000_000_000 &+ UInt64(now.tv_nsec)
+}
+
+/// SQLite's progress handler (a global function: C calls it with the connection's `interruptAt`
+/// as context, on the thread stepping the statement): non-zero stops the statement with `SQLITE_INTERRUPT`.
+private func photowallProgressHandler(_ context: UnsafeMutableRawPointer?) -> Int32 {
+    guard let at = context?.assumingMemoryBound(to: UInt64.self).pointee, at != 0 else { return 0 }
+    return monotonicNanoseconds() >= at ? 1 : 0
 }

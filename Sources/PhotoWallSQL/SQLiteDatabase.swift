@@ -28,13 +28,20 @@ public final class SQLiteDatabase: Sendable {
     /// pthread key whose per-thread value is a retained `SQLiteConnection` for reading,
     /// released by `releaseThreadConnection` when the thread exits.
     private let readerKey: pthread_key_t
+    /// How long one `read` (or `readSnapshot`) may run, all its statements together; nil = no limit.
+    /// Past it, the statement running fails with `SQLiteError` `isInterrupt` (SQLITE_INTERRUPT).
+    public let readTimeLimit: Duration?
 
     /// Opens the database, switching it to WAL.
     /// - Throws: `SQLiteError` when the file can't be opened or is not a database.
+    /// - Parameter readTimeLimit: how long one `read` may run (nil: no limit), so that a costly query
+    ///   (an unindexed `$regex` over a big table, say) can't hold a thread and a core for long.
     /// - Parameter syncFile: the call that makes the WAL durable (`fdatasync`); tests pass one that
     ///   records what was committed when each sync began.
-    public init(path: String, syncFile: @escaping @Sendable (Int32) -> Int32 = { fdatasync($0) }) throws {
+    public init(path: String, readTimeLimit: Duration? = nil,
+                syncFile: @escaping @Sendable (Int32) -> Int32 = { fdatasync($0) }) throws {
         self.path = path
+        self.readTimeLimit = readTimeLimit
         let w = try SQLiteConnection(path: path)
         try w.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")
         writer = Mutex(w)
@@ -85,15 +92,20 @@ public final class SQLiteDatabase: Sendable {
 
     /// Runs `body` with this thread's reader connection. Each statement sees one committed
     /// snapshot; run `BEGIN`/`COMMIT` inside `body` when several statements must share one.
+    /// - Throws: what `body` throws; `SQLiteError` with `isInterrupt` once `readTimeLimit` (counted from
+    ///   the outermost `read` on this thread) has run out.
     public func read<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        let conn: SQLiteConnection
         if let raw = pthread_getspecific(readerKey) {
-            return try body(Unmanaged<SQLiteConnection>.fromOpaque(raw).takeUnretainedValue())
+            conn = Unmanaged<SQLiteConnection>.fromOpaque(raw).takeUnretainedValue()
+        } else {
+            conn = try SQLiteConnection(path: path)
+            try conn.execute("PRAGMA query_only=ON; PRAGMA mmap_size=\(Self.readerMmapBytes);")
+            // Retained for the thread's lifetime; released by `releaseThreadConnection`.
+            pthread_setspecific(readerKey, Unmanaged.passRetained(conn).toOpaque())
         }
-        let conn = try SQLiteConnection(path: path)
-        try conn.execute("PRAGMA query_only=ON; PRAGMA mmap_size=\(Self.readerMmapBytes);")
-        // Retained for the thread's lifetime; released by `releaseThreadConnection`.
-        pthread_setspecific(readerKey, Unmanaged.passRetained(conn).toOpaque())
-        return try body(conn)
+        guard let readTimeLimit else { return try body(conn) }
+        return try conn.withTimeLimit(readTimeLimit) { try body(conn) }
     }
 
     /// Runs `body` inside one read transaction on this thread's reader connection: every statement
@@ -112,7 +124,8 @@ public final class SQLiteDatabase: Sendable {
                 try conn.execute("COMMIT")
                 return value
             } catch {
-                try? conn.execute("ROLLBACK")
+                // Not stopped by the time limit that may have stopped `body`: the transaction must end.
+                conn.withoutTimeLimit { try? conn.execute("ROLLBACK") }
                 throw error
             }
         }

@@ -27,12 +27,15 @@ public final class SQLiteAdapter: Sendable {
 
     /// Opens or creates the database file at `path` and runs migrations.
     /// - Parameter feedProjection: what `FeedStore` serves (nil: nothing).
+    /// - Parameter readTimeLimit: how long one read of any store may run (a query, a feed page with all
+    ///   its statements); past it the read fails with `ParseError` 124. nil: no limit.
     /// - Throws: `ParseError` 1 when the file can't be opened or migrated.
-    public init(path: String, feedProjection: FeedProjection? = nil, logger: Logger = Logger(label: "sqlite")) throws(ParseError) {
+    public init(path: String, feedProjection: FeedProjection? = nil, readTimeLimit: Duration? = nil,
+                logger: Logger = Logger(label: "sqlite")) throws(ParseError) {
         self.logger = logger
         self.feedProjection = feedProjection
         do {
-            db = try SQLiteDatabase(path: path)
+            db = try SQLiteDatabase(path: path, readTimeLimit: readTimeLimit)
         } catch {
             throw ParseError(.internalServerError, "Internal server error.", cause: error)
         }
@@ -67,7 +70,8 @@ public final class SQLiteAdapter: Sendable {
 
     // MARK: errors at the boundary
 
-    /// Runs `body`, translating SQLite failures into Parse errors (unique index → 137).
+    /// Runs `body`, translating SQLite failures into Parse errors (unique index → 137, a read stopped
+    /// by the read time limit → 124).
     func guarded<T>(_ body: () throws -> T) throws(ParseError) -> T {
         do {
             return try body()
@@ -75,6 +79,9 @@ public final class SQLiteAdapter: Sendable {
             throw e
         } catch let e as SQLiteError where e.isUniqueConstraint {
             throw ParseError(.duplicateValue, "A duplicate value for a field with unique values was provided", cause: e)
+        } catch let e as SQLiteError where e.isInterrupt {
+            let limit = db.readTimeLimit.map { " (\($0.components.seconds * 1000 + $0.components.attoseconds / 1_000_000_000_000_000) ms)" } ?? ""
+            throw ParseError(.timeout, "The query took longer than the server allows\(limit) and was stopped.", cause: e)
         } catch {
             throw ParseError(.internalServerError, "Internal server error.", cause: error)
         }

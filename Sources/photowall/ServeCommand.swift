@@ -67,6 +67,8 @@ enum ServeCommand {
           --max-upload-size SIZE largest file upload, e.g. 20mb (PARSE_SERVER_MAX_UPLOAD_SIZE; default 20mb)
           --max-json-size SIZE   largest JSON body (PHOTOWALL_MAX_JSON_SIZE; default 1mb)
           --session-length S     seconds a new session lasts (PARSE_SERVER_SESSION_LENGTH; default 31536000, a year)
+          --query-time-limit S   seconds one read of the SQLite database may run (a query, a feed page); longer ones
+                                 are stopped and answered {"code":124} (PHOTOWALL_QUERY_TIME_LIMIT; default 10; 0 = none)
 
         Resumable uploads (tus):
           --upload-expiry SECONDS          an unfinished resumable upload expires after this idle time (PHOTOWALL_UPLOAD_EXPIRY; default 86400)
@@ -109,7 +111,7 @@ enum ServeCommand {
         do {
             let o = try Options(args, known: ["port", "host", "data-dir", "database", "files", "app-id", "master-key", "rest-key", "client-key",
                                               "javascript-key", "public-url", "max-upload-size", "max-json-size", "session-length",
-                                              "worker-threads", "max-connections", "max-connections-per-ip", "live-connections-per-ip", "live-ping-interval", "request-head-timeout", "log-level", "thumbnail-size", "display-size", "upload-expiry", "upload-reaper-interval", "upload-orphan-age", "upload-stall-timeout",
+                                              "worker-threads", "max-connections", "max-connections-per-ip", "live-connections-per-ip", "live-ping-interval", "request-head-timeout", "query-time-limit", "log-level", "thumbnail-size", "display-size", "upload-expiry", "upload-reaper-interval", "upload-orphan-age", "upload-stall-timeout",
                                               "facebook-url", "facebook-app-id", "facebook-app-secret", "friend-sync-ttl",
                                               "wall-visibility", "feed-threshold", "web-root", "facebook-dialog-url"],
                                 flags: ["help", "allow-client-class-creation", "stop-on-stdin-eof"])
@@ -179,7 +181,15 @@ enum ServeCommand {
         if mkdir(dataDir, 0o755) != 0 && errno != EEXIST {
             throw UsageError(description: "cannot create data directory \(dataDir): \(String(cString: strerror(errno)))")
         }
-        let database = try DatabaseOpener.open(url: o.value("database", env: ["PARSE_SERVER_DATABASE_URI"]), dataDir: dataDir, logger: logger)
+        var readTimeLimit: Duration? = .seconds(10)
+        if let t = o.value("query-time-limit", env: ["PHOTOWALL_QUERY_TIME_LIMIT"]) {
+            guard let seconds = Double(t), seconds >= 0, seconds <= 86_400 else {
+                throw UsageError(description: "bad --query-time-limit '\(t)' (seconds)")
+            }
+            readTimeLimit = seconds == 0 ? nil : .nanoseconds(Int64(seconds * 1e9))
+        }
+        let database = try DatabaseOpener.open(url: o.value("database", env: ["PARSE_SERVER_DATABASE_URI"]), dataDir: dataDir,
+                                               readTimeLimit: readTimeLimit, logger: logger)
         let store = try makeFileStore(o, dataDir: dataDir)
         try WallSchema.createClasses(database)
 

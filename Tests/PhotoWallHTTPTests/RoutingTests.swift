@@ -88,7 +88,7 @@ struct RoutingTests {
         var router = Router()
         router.add("POST", "/local") { _ in .local(maxBodyBytes: 16) { tracked("local", $0) } }
         router.add("POST", "/buffered") { _ in .buffered(maxBodyBytes: 16) { tracked("buffered", $0) } }
-        try withServer(router, configure: { $0.localWorkerThreads = 1 }) { _, port, log in
+        try withServer(router, configure: { $0.localWorkerThreads = 1; $0.localQueueWaitLimit = .seconds(60) }) { _, port, log in
             for path in ["/local", "/buffered"] {
                 let answers = Box<[String]>([])
                 let clients = (0..<4).map { i in
@@ -108,6 +108,41 @@ struct RoutingTests {
             #expect(threads.value.filter { $0.hasPrefix("buffered:") }.allSatisfy { $0.hasPrefix("buffered:http-worker") },
                     "\(threads.value)")
             #expect(log.wait(forCount: 9).count == 9)
+        }
+    }
+
+    /// A `.local` request queued behind a handler that runs long (here: one that waits for the test)
+    /// moves to the worker pool once it has waited `localQueueWaitLimit`, so a slow request can't stall
+    /// the ones behind it; the slow one still finishes on its own thread.
+    @Test func localRequestsWaitingTooLongMoveToTheWorkerPool() throws {
+        let release = DispatchSemaphore(value: 0), blocking = DispatchSemaphore(value: 0)
+        @Sendable func threadName() -> String {
+            ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "?").trimmingCharacters(in: .newlines)
+        }
+        var router = Router()
+        router.add("GET", "/slow") { _ in
+            .local(maxBodyBytes: 0) { _ in
+                blocking.signal()
+                let released = release.wait(timeout: .now() + 10) == .success
+                return .json(["released": .bool(released), "thread": .string(threadName())])
+            }
+        }
+        router.add("GET", "/quick") { _ in .local(maxBodyBytes: 0) { _ in .json(["thread": .string(threadName())]) } }
+        try withServer(router, configure: { $0.localWorkerThreads = 1; $0.localQueueWaitLimit = .milliseconds(20) }) { _, port, _ in
+            let slow = Box<String>("")
+            let slowClient = TestThread {
+                guard let client = try? TestHTTPClient(port: port), let r = try? client.request("GET", "/slow") else { return }
+                slow.update { $0 = "\(r.status) \(r.text)" }
+            }
+            #expect(blocking.wait(timeout: .now() + 10) == .success)
+            // The one local thread is busy: without the overflow this waits the 10 s and runs on http-local-0.
+            let quick = try TestHTTPClient(port: port).request("GET", "/quick")
+            release.signal()
+            #expect(slowClient.join())
+            #expect(quick.status == 200)
+            #expect(quick.text.hasPrefix(#"{"thread":"http-worker-"#), "\(quick.text)")
+            #expect(slow.value.hasPrefix("200 ") && slow.value.contains(#""released":true"#)
+                    && slow.value.contains(#""thread":"http-local-0""#), "\(slow.value)")
         }
     }
 

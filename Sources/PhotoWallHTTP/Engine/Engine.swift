@@ -12,7 +12,8 @@ final class Engine: Sendable {
     let configuration: HTTPServer.Configuration
     let logger: Logger
     let workers: WorkerPool
-    /// Runs `.local` handlers: as many threads as cores by default, first in, first out.
+    /// Runs `.local` handlers: as many threads as cores by default, first in, first out; a request
+    /// that waited `localQueueWaitLimit` moves to `workers`.
     let localWorkers: WorkerPool
     /// Set by shutdown: responses then carry `Connection: close`.
     let closing = Atomic<Bool>(false)
@@ -27,7 +28,8 @@ final class Engine: Sendable {
         self.configuration = configuration
         self.logger = configuration.logger
         self.workers = WorkerPool(threadCount: configuration.workerThreads, name: "http-worker")
-        self.localWorkers = WorkerPool(threadCount: configuration.localWorkerThreads, name: "http-local")
+        self.localWorkers = WorkerPool(threadCount: configuration.localWorkerThreads, name: "http-local",
+                                       overflow: .init(pool: workers, after: configuration.localQueueWaitLimit))
     }
 
     /// Recovers the engine from a callback's `cls` (unretained: `HTTPServer` holds the reference).

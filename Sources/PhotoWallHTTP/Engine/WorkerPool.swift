@@ -9,37 +9,84 @@ import Glibc
 ///
 /// Deliberately not the Swift cooperative pool: route handlers block on SQLite, fsync and libcurl,
 /// and a blocked cooperative thread stalls every `async` task in the process.
+///
+/// With an `Overflow`, a job that has waited in the queue longer than `Overflow.after` is handed to
+/// the overflow pool instead, by a watchdog thread: a few jobs that run long (a hostile query, say)
+/// then hold only their own threads, and the jobs queued behind them still start, on the other pool.
 final class WorkerPool: Sendable {
     typealias Job = @Sendable () -> Void
 
+    /// Where jobs that waited too long go, and after how long.
+    struct Overflow: Sendable {
+        let pool: WorkerPool
+        let after: Duration
+    }
+
     private struct Queue {
-        var jobs: [Job] = []
+        var jobs: [(job: Job, queued: ContinuousClock.Instant)] = []
         var head = 0
         var stopping = false
+        /// The watchdog sleeps with no deadline (nothing queued) and wants a signal on the next submit.
+        var watchdogIdle = false
+
+        /// Removes and returns the job at the head.
+        mutating func popFirst() -> (job: Job, queued: ContinuousClock.Instant)? {
+            guard head < jobs.count else { return nil }
+            let entry = jobs[head]
+            head += 1
+            if head == jobs.count {
+                jobs.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head >= 1024 {
+                jobs.removeFirst(head)
+                head = 0
+            }
+            return entry
+        }
     }
 
     let threadCount: Int
+    let overflow: Overflow?
     private let queue = Mutex(Queue())
-    /// Counts queued jobs plus one wake-up per thread once `stop()` was called.
+    /// Counts queued jobs plus one wake-up per thread once `stop()` was called. A job the watchdog
+    /// moved leaves its count behind: a thread then wakes to an empty queue and waits again.
     private let available = DispatchSemaphore(value: 0)
+    /// Wakes the watchdog when a job arrives while it sleeps with no deadline, and at `stop()`.
+    private let watchdogWake = DispatchSemaphore(value: 0)
 
-    /// Starts `threadCount` detached threads named `name-0`, `name-1`, … (names cut to 15 bytes).
-    init(threadCount: Int, name: String) {
+    /// Starts `threadCount` detached threads named `name-0`, `name-1`, … (names cut to 15 bytes), and
+    /// with `overflow` a watchdog thread `name-w`.
+    init(threadCount: Int, name: String, overflow: Overflow? = nil) {
         precondition(threadCount > 0, "a worker pool needs at least one thread")
         self.threadCount = threadCount
-        for i in 0..<threadCount { spawnThread(name: "\(name)-\(i)") }
+        self.overflow = overflow
+        for i in 0..<threadCount { spawnThread(name: "\(name)-\(i)", main: workerThreadMain) }
+        if overflow != nil { spawnThread(name: "\(name)-w", main: watchdogThreadMain) }
     }
 
-    /// Queues `job`; it runs on one of the pool's threads. Must not be called after `stop()`.
+    /// Queues `job`; it runs on one of the pool's threads (or the overflow pool's). Must not be called
+    /// after `stop()`.
     func submit(_ job: @escaping Job) {
-        queue.withLock { q in
-            precondition(!q.stopping, "job submitted to a stopped worker pool")
-            q.jobs.append(job)
-        }
-        available.signal()
+        precondition(trySubmit(job), "job submitted to a stopped worker pool")
     }
 
-    /// Lets every thread exit once the queue is empty. Jobs already queued still run. Returns at once.
+    /// Queues `job` unless `stop()` was called. - Returns: false when stopped (`job` was not queued).
+    func trySubmit(_ job: @escaping Job) -> Bool {
+        let queued = ContinuousClock.now
+        let (accepted, wakeWatchdog) = queue.withLock { q -> (Bool, Bool) in
+            guard !q.stopping else { return (false, false) }
+            q.jobs.append((job, queued))
+            defer { q.watchdogIdle = false }
+            return (true, q.watchdogIdle)
+        }
+        guard accepted else { return false }
+        available.signal()
+        if wakeWatchdog { watchdogWake.signal() }
+        return true
+    }
+
+    /// Lets every thread exit once the queue is empty. Jobs already queued still run (here: the
+    /// watchdog moves no more of them). Returns at once.
     func stop() {
         let first = queue.withLock { q in
             defer { q.stopping = true }
@@ -47,30 +94,53 @@ final class WorkerPool: Sendable {
         }
         guard first else { return }
         for _ in 0..<threadCount { available.signal() }
+        if overflow != nil { watchdogWake.signal() }
     }
 
     fileprivate func runLoop() {
         while true {
             available.wait()
-            let job: Job? = queue.withLock { q in
-                guard q.head < q.jobs.count else { return nil }
-                let job = q.jobs[q.head]
-                q.head += 1
-                if q.head == q.jobs.count {
-                    q.jobs.removeAll(keepingCapacity: true)
-                    q.head = 0
-                } else if q.head >= 1024 {
-                    q.jobs.removeFirst(q.head)
-                    q.head = 0
-                }
-                return job
+            let (job, exit): (Job?, Bool) = queue.withLock { q in
+                if let entry = q.popFirst() { return (entry.job, false) }
+                return (nil, q.stopping)
             }
-            guard let job else { return } // a stop wake-up and nothing left to do
-            job()
+            if let job { job() } else if exit { return } // a stop wake-up and nothing left to do
         }
     }
 
-    private func spawnThread(name: String) {
+    /// The watchdog: moves each job that has waited `overflow.after` to the overflow pool, sleeping
+    /// until the oldest queued job's time comes (or, with nothing queued, until the next submit).
+    fileprivate func watchdogLoop() {
+        guard let overflow else { return }
+        while true {
+            let now = ContinuousClock.now
+            let (late, nextCheck, stopping): ([Job], ContinuousClock.Instant?, Bool) = queue.withLock { q in
+                guard !q.stopping else { return ([], nil, true) }
+                var late: [Job] = []
+                while q.head < q.jobs.count, now - q.jobs[q.head].queued >= overflow.after {
+                    late.append(q.popFirst()!.job)
+                }
+                if q.head < q.jobs.count { return (late, q.jobs[q.head].queued + overflow.after, false) }
+                q.watchdogIdle = true
+                return (late, nil, false)
+            }
+            for job in late where !overflow.pool.trySubmit(job) {
+                job() // the overflow pool is stopping: run it here rather than drop it
+            }
+            if stopping { return }
+            if let nextCheck {
+                let wait = nextCheck - ContinuousClock.now
+                if wait > .zero {
+                    let (seconds, attoseconds) = wait.components
+                    _ = watchdogWake.wait(timeout: .now() + .nanoseconds(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)))
+                }
+            } else {
+                watchdogWake.wait()
+            }
+        }
+    }
+
+    private func spawnThread(name: String, main: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?) {
         // Retained here, released by the new thread in workerThreadMain (one retain rule).
         let start = Unmanaged.passRetained(WorkerThreadStart(pool: self, name: name)).toOpaque()
         var attributes = pthread_attr_t()
@@ -78,7 +148,7 @@ final class WorkerPool: Sendable {
         defer { pthread_attr_destroy(&attributes) }
         pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
         var thread = pthread_t()
-        let rc = pthread_create(&thread, &attributes, workerThreadMain, start)
+        let rc = pthread_create(&thread, &attributes, main, start)
         precondition(rc == 0, "pthread_create failed with \(rc)")
     }
 }
@@ -95,5 +165,13 @@ private func workerThreadMain(_ argument: UnsafeMutableRawPointer?) -> UnsafeMut
     let start = Unmanaged<WorkerThreadStart>.fromOpaque(argument!).takeRetainedValue()
     CMHDShim_set_current_thread_name(start.name)
     start.pool.runLoop()
+    return nil
+}
+
+/// pthread entry point of a pool's watchdog (see `WorkerPool.Overflow`).
+private func watchdogThreadMain(_ argument: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
+    let start = Unmanaged<WorkerThreadStart>.fromOpaque(argument!).takeRetainedValue()
+    CMHDShim_set_current_thread_name(start.name)
+    start.pool.watchdogLoop()
     return nil
 }
