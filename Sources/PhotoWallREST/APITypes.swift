@@ -57,11 +57,21 @@ struct PlainError: Error {
 }
 
 enum Render {
+    /// The CORS headers of an actual response: which origins may read it and which of its headers
+    /// scripts may read. What a CORS-preflight answer adds (`preflightHeaders`) browsers read only there.
+    /// - Source: Fetch §3.2.3 (HTTP responses), §4.8 (CORS-preflight fetch).
     static let corsHeaders: [(String, String)] = [
         ("Access-Control-Allow-Origin", "*"),
-        ("Access-Control-Allow-Methods", "GET,PUT,POST,DELETE,OPTIONS"),
-        ("Access-Control-Allow-Headers", "X-Parse-Master-Key, X-Parse-REST-API-Key, X-Parse-Javascript-Key, X-Parse-Application-Id, X-Parse-Client-Version, X-Parse-Session-Token, X-Requested-With, X-Parse-Revocable-Session, X-Parse-Request-Id, Content-Type, Pragma, Cache-Control, X-Parse-Installation-Id, X-Parse-Client-Key, Upload-Offset, Upload-Length, Upload-Defer-Length, Upload-Metadata, Tus-Resumable, Upload-Checksum, X-HTTP-Method-Override"),
         ("Access-Control-Expose-Headers", "X-Parse-Job-Status-Id, X-Parse-Push-Status-Id, Location, Upload-Offset, Upload-Length, Upload-Defer-Length, Upload-Metadata, Upload-Expires, Tus-Resumable, Tus-Version, Tus-Extension, Tus-Max-Size, Tus-Checksum-Algorithm, X-Parse-File-Name, X-Parse-File-URL, X-Request-Id"),
+    ]
+
+    /// What a CORS-preflight answer (`OPTIONS`) adds to `corsHeaders`: the methods and request headers
+    /// allowed (parse-server's lists, plus tus's), and how long the browser may keep the answer.
+    /// - Source: Fetch §3.2.3, §4.8; parse-server `allowCrossDomain`.
+    static let preflightHeaders: [(String, String)] = [
+        ("Access-Control-Allow-Methods", "GET,PUT,POST,DELETE,OPTIONS,HEAD,PATCH"),
+        ("Access-Control-Allow-Headers", "X-Parse-Master-Key, X-Parse-REST-API-Key, X-Parse-Javascript-Key, X-Parse-Application-Id, X-Parse-Client-Version, X-Parse-Session-Token, X-Requested-With, X-Parse-Revocable-Session, X-Parse-Request-Id, Content-Type, Pragma, Cache-Control, X-Parse-Installation-Id, X-Parse-Client-Key, Upload-Offset, Upload-Length, Upload-Defer-Length, Upload-Metadata, Tus-Resumable, Upload-Checksum, X-HTTP-Method-Override"),
+        ("Access-Control-Max-Age", "86400"),
     ]
 
     static func json(_ value: JSON, status: Int, headers extra: [(String, String)] = []) -> Response {

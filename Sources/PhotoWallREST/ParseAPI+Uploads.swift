@@ -49,13 +49,13 @@ extension ParseAPI {
         return h
     }
 
-    /// `OPTIONS`: what this server supports (tus §OPTIONS).
+    /// `OPTIONS`: what this server supports (tus §OPTIONS), which is also the CORS preflight of a
+    /// browser's `PATCH`, `HEAD` or `DELETE` of an upload.
     func tusOptions() -> Response {
         Response(status: 204, headers: Self.tusHeaders([
             ("Tus-Version", Self.tusVersion), ("Tus-Extension", Self.tusExtensions),
             ("Tus-Max-Size", "\(config.maxUploadBytes)"), ("Tus-Checksum-Algorithm", UploadService.checksumAlgorithms.joined(separator: ",")),
-            ("Access-Control-Max-Age", "86400"),
-        ]))
+        ] + Render.preflightHeaders))
     }
 
     /// Upload state headers: offset, length, metadata, expiry, and the Parse file once complete.

@@ -50,7 +50,7 @@ public final class ParseAPI: Sendable {
     public func register(on router: inout Router) {
         let mount = config.mountPath
         if let uploads { registerUploads(on: &router, uploads: uploads) }
-        router.add("OPTIONS", "/*path") { _ in .immediate(Render.json([:], status: 200, headers: [("Access-Control-Max-Age", "86400")])) }
+        router.add("OPTIONS", "/*path") { _ in .immediate(Render.json([:], status: 200, headers: Render.preflightHeaders)) }
         router.add("*", mount + "/health") { _ in .immediate(Render.json(["status": "ok"], status: 200)) }
         router.add("POST", mount + "/files") { _ in .refuse(ParseError(.invalidFileName, "Filename not provided.")) }
         router.add("POST", mount + "/files/:filename") { [self] head in fileUploadPlan(head) }
