@@ -94,7 +94,7 @@ extension PostgresAdapter {
         try guarded {
             try pool.withConnection { conn in
                 try conn.transaction {
-                    try conn.query("SELECT pg_advisory_xact_lock(\(Self.ddlLockKey))")
+                    try Self.takeDDLLock(conn)
                     try conn.execute("CREATE TABLE IF NOT EXISTS \"_MIGRATIONS\" (version integer PRIMARY KEY, \"appliedAt\" timestamptz NOT NULL DEFAULT now())")
                     let version = Int(try conn.query("SELECT coalesce(max(version), 0) FROM \"_MIGRATIONS\"").first?[0] ?? "0") ?? 0
                     for (i, sql) in Self.migrations(feedProjection).enumerated() where i >= version {

@@ -22,7 +22,7 @@ extension PostgresAdapter: ObjectStore {
     public func ensureClass(_ className: String, fields: [String: FieldType], indexedFields: [String],
                             uniqueFields: [String]) throws(ParseError) {
         try writeTransaction { conn, changes in
-            try conn.query("SELECT pg_advisory_xact_lock(\(Self.ddlLockKey))")
+            try Self.takeDDLLock(conn)
             var schema = try self.lockedSchema(conn, className, createIfMissing: true)
             var changed = false
             for (k, v) in fields where schema.fields[k] == nil { schema.fields[k] = v; changed = true }
@@ -40,7 +40,7 @@ extension PostgresAdapter: ObjectStore {
         let select = "SELECT fields::text FROM \"_SCHEMA\" WHERE \"className\" = $1::text FOR UPDATE"
         if let row = try conn.query(select, [className]).first { return Self.decodeSchema(className, row[0]) }
         guard createIfMissing else { throw ParseError.objectNotFound() }
-        try conn.query("SELECT pg_advisory_xact_lock(\(Self.ddlLockKey))")
+        try Self.takeDDLLock(conn)
         let t = Self.table(className)
         try conn.execute("""
             CREATE TABLE IF NOT EXISTS \(t) ("objectId" text PRIMARY KEY, "createdAt" bigint NOT NULL,

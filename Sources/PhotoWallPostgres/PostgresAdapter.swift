@@ -39,18 +39,33 @@ public final class PostgresAdapter: Sendable {
     /// Key of the advisory lock that serialises DDL and migrations across processes.
     static let ddlLockKey = 0x5057_4444  // "PWDD"
 
+    /// Takes the DDL lock (`ddlLockKey`) for the rest of `conn`'s transaction, which from here runs
+    /// without the statement time limit: waiting for another process's migration, or building an index
+    /// on a big table, may take long, and must not be cut half-way.
+    static func takeDDLLock(_ conn: PostgresConnection) throws {
+        try conn.execute("SET LOCAL statement_timeout = 0")
+        try conn.query("SELECT pg_advisory_xact_lock(\(ddlLockKey))")
+    }
+
     /// Connects (opening one connection to check the URL) and runs migrations.
     /// - Parameters:
     ///   - url: `postgres://user[:password]@host[:port]/dbname[?sslmode=…]` or a libpq key/value string.
     ///   - maxConnections: upper bound of the pool (1…).
     ///   - feedProjection: what `FeedStore` serves (nil: nothing).
+    ///   - statementTimeLimit: how long one statement may run (PostgreSQL's `statement_timeout`, set on
+    ///     each connection); past it the statement is cancelled and the call fails with `ParseError` 124.
+    ///     DDL and migrations run without it (`takeDDLLock`). nil: no limit.
     /// - Throws: `ParseError` 100 when the server can't be reached, 1 when migrations fail (cause: `PostgresError`).
     public init(url: String, maxConnections: Int = 10, feedProjection: FeedProjection? = nil,
-                logger: Logger = Logger(label: "postgres")) throws(ParseError) {
+                statementTimeLimit: Duration? = nil, logger: Logger = Logger(label: "postgres")) throws(ParseError) {
         self.logger = logger
         self.feedProjection = feedProjection
-        pool = PostgresPool(conninfo: url, maxConnections: maxConnections,
-                            setup: "SET plan_cache_mode = force_custom_plan; SET client_min_messages = warning")
+        var setup = "SET plan_cache_mode = force_custom_plan; SET client_min_messages = warning"
+        if let statementTimeLimit {
+            let (seconds, attoseconds) = statementTimeLimit.components
+            setup += "; SET statement_timeout = \(max(1, seconds * 1000 + attoseconds / 1_000_000_000_000_000))"
+        }
+        pool = PostgresPool(conninfo: url, maxConnections: maxConnections, setup: setup)
         do {
             try pool.withConnection { _ in }
         } catch let e as PostgresError {

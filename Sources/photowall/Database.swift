@@ -13,16 +13,17 @@ enum DatabaseOpener {
     static let feedProjection = WallSchema.feedProjection
 
     /// `postgres://…` / `postgresql://…` from `url`, else SQLite at `<dataDir>/photowall.sqlite`.
-    /// - Parameter readTimeLimit: SQLite: how long one read may run before it fails with 124 (nil: no limit).
+    /// - Parameter timeLimit: how long a query may run before it fails with 124 (nil: no limit): on SQLite
+    ///   one read with all its statements, on PostgreSQL one statement (`statement_timeout`).
     /// - Throws: `UsageError` for another URL scheme; `ParseError` when the database can't be opened.
-    static func open(url: String?, dataDir: String, readTimeLimit: Duration? = nil, logger: Logger) throws -> any Database {
+    static func open(url: String?, dataDir: String, timeLimit: Duration? = nil, logger: Logger) throws -> any Database {
         if let url, !url.isEmpty {
             guard url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") else {
                 throw UsageError(description: "unsupported --database '\(url.prefix(while: { $0 != ":" }))': use postgres://USER@HOST:PORT/DB")
             }
-            return try PostgresAdapter(url: url, feedProjection: feedProjection, logger: logger)
+            return try PostgresAdapter(url: url, feedProjection: feedProjection, statementTimeLimit: timeLimit, logger: logger)
         }
         return try SQLiteAdapter(path: dataDir + "/photowall.sqlite", feedProjection: feedProjection,
-                                 readTimeLimit: readTimeLimit, logger: logger)
+                                 readTimeLimit: timeLimit, logger: logger)
     }
 }

@@ -67,8 +67,9 @@ enum ServeCommand {
           --max-upload-size SIZE largest file upload, e.g. 20mb (PARSE_SERVER_MAX_UPLOAD_SIZE; default 20mb)
           --max-json-size SIZE   largest JSON body (PHOTOWALL_MAX_JSON_SIZE; default 1mb)
           --session-length S     seconds a new session lasts (PARSE_SERVER_SESSION_LENGTH; default 31536000, a year)
-          --query-time-limit S   seconds one read of the SQLite database may run (a query, a feed page); longer ones
-                                 are stopped and answered {"code":124} (PHOTOWALL_QUERY_TIME_LIMIT; default 10; 0 = none)
+          --query-time-limit S   seconds a query may run; longer ones are stopped and answered {"code":124}: on SQLite
+                                 one read with all its statements (a query, a feed page), on PostgreSQL each statement
+                                 (statement_timeout; not DDL) (PHOTOWALL_QUERY_TIME_LIMIT; default 10; 0 = none)
 
         Resumable uploads (tus):
           --upload-expiry SECONDS          an unfinished resumable upload expires after this idle time (PHOTOWALL_UPLOAD_EXPIRY; default 86400)
@@ -181,15 +182,15 @@ enum ServeCommand {
         if mkdir(dataDir, 0o755) != 0 && errno != EEXIST {
             throw UsageError(description: "cannot create data directory \(dataDir): \(String(cString: strerror(errno)))")
         }
-        var readTimeLimit: Duration? = .seconds(10)
+        var queryTimeLimit: Duration? = .seconds(10)
         if let t = o.value("query-time-limit", env: ["PHOTOWALL_QUERY_TIME_LIMIT"]) {
             guard let seconds = Double(t), seconds >= 0, seconds <= 86_400 else {
                 throw UsageError(description: "bad --query-time-limit '\(t)' (seconds)")
             }
-            readTimeLimit = seconds == 0 ? nil : .nanoseconds(Int64(seconds * 1e9))
+            queryTimeLimit = seconds == 0 ? nil : .nanoseconds(Int64(seconds * 1e9))
         }
         let database = try DatabaseOpener.open(url: o.value("database", env: ["PARSE_SERVER_DATABASE_URI"]), dataDir: dataDir,
-                                               readTimeLimit: readTimeLimit, logger: logger)
+                                               timeLimit: queryTimeLimit, logger: logger)
         let store = try makeFileStore(o, dataDir: dataDir)
         try WallSchema.createClasses(database)
 

@@ -28,13 +28,18 @@ public struct PostgresError: Error, Sendable, CustomStringConvertible {
     public var isInvalidRegex: Bool { sqlState == "2201B" }
 
     /// The Parse error a client sees for this failure (the translation at the adapter boundary):
-    /// 23505 → 137; an invalid regular expression (2201B) → 102; `\u0000` in a JSONB string (22P05) → 107;
+    /// 23505 → 137; an invalid regular expression (2201B) → 102; a statement cancelled by its time limit
+    /// (57014) → 124; `\u0000` in a JSONB string (22P05) → 107;
     /// anything else → 1 with this as the cause.
     public var parseError: ParseError {
         if isUniqueViolation {
             return ParseError(.duplicateValue, "A duplicate value for a field with unique values was provided", cause: self)
         }
         if isInvalidRegex { return ParseError(.invalidQuery, "Invalid regular expression.", cause: self) }
+        if sqlState == "57014" {
+            // query_canceled: the connection's statement_timeout ran out (`PostgresAdapter` statementTimeLimit).
+            return ParseError(.timeout, "The query took longer than the server allows and was stopped.", cause: self)
+        }
         if sqlState == "22P05" {
             // JSONB refuses `\u0000` in strings (parse-server on PostgreSQL has the same limit).
             return ParseError(.invalidJSON, "Strings containing \\u0000 are not supported.", cause: self)
