@@ -33,10 +33,14 @@ public final class PostgresConnection: @unchecked Sendable {
     static let maxPreparedStatements = 512
     /// True after a failure that may have left the session unusable; the pool drops it.
     private(set) var isBroken = false
+    /// Where each round trip to the server is counted (the pool's); nil: not counted.
+    let counter: RoundTripCounter?
 
     /// Connects with a libpq connection string or URI (`postgres://user@host:port/db?...`).
+    /// - Parameter counter: counts this connection's round trips (`PostgresPool.roundTrips`).
     /// - Throws: `PostgresError` (no SQLSTATE) when the server can't be reached or refuses.
-    public init(conninfo: String) throws(PostgresError) {
+    init(conninfo: String, counter: RoundTripCounter?) throws(PostgresError) {
+        self.counter = counter
         guard let conn = PQconnectdb(conninfo) else {
             throw PostgresError(sqlState: "", message: "libpq could not allocate a connection", sql: nil)
         }
@@ -48,12 +52,17 @@ public final class PostgresConnection: @unchecked Sendable {
         rawHandle = conn
     }
 
+    /// Connects with a libpq connection string or URI (`postgres://user@host:port/db?...`).
+    /// - Throws: `PostgresError` (no SQLSTATE) when the server can't be reached or refuses.
+    public convenience init(conninfo: String) throws(PostgresError) { try self.init(conninfo: conninfo, counter: nil) }
+
     deinit { PQfinish(rawHandle) }
 
     /// Runs one or more statements without parameters (DDL, `BEGIN`, `SET`), via `PQexec`.
     /// - Throws: `PostgresError` with the server's SQLSTATE.
     @discardableResult
     public func execute(_ sql: String) throws(PostgresError) -> PostgresRows {
+        counter?.add()
         let result = PQexec(rawHandle, sql)
         return try consume(result, sql: sql)
     }
@@ -73,15 +82,17 @@ public final class PostgresConnection: @unchecked Sendable {
         let cStrings: [UnsafeMutablePointer<CChar>?] = params.map { $0.flatMap { strdup($0) } }
         defer { for p in cStrings { free(p) } }
         let pointers: [UnsafePointer<CChar>?] = cStrings.map { $0.map { UnsafePointer($0) } }
+        counter?.add()
         let result = pointers.withUnsafeBufferPointer { buf in
             PQexecPrepared(rawHandle, name, Int32(params.count), buf.baseAddress, nil, nil, 0)
         }
         return try consume(result, sql: sql)
     }
 
-    /// Runs `body` in a transaction: `BEGIN`, then `COMMIT`, or `ROLLBACK` when it throws.
-    public func transaction<T>(_ body: () throws -> T) throws -> T {
-        try execute("BEGIN")
+    /// Runs `body` in a transaction: `begin` (`BEGIN`, or e.g. `BEGIN ISOLATION LEVEL REPEATABLE READ`
+    /// with `SET LOCAL`s after it, sent in the same round trip), then `COMMIT`, or `ROLLBACK` when it throws.
+    public func transaction<T>(begin: String = "BEGIN", _ body: () throws -> T) throws -> T {
+        try execute(begin)
         do {
             let value = try body()
             try execute("COMMIT")
@@ -100,6 +111,7 @@ public final class PostgresConnection: @unchecked Sendable {
             statements.removeAll()
         }
         let name = "s\(statements.count)"
+        counter?.add()
         let result = PQprepare(rawHandle, name, sql, Int32(parameterCount), nil)
         _ = try consume(result, sql: sql)
         statements[sql] = name
