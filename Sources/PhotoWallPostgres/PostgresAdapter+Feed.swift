@@ -40,24 +40,30 @@ extension PostgresAdapter: FeedStore {
     }
 
     /// The reads of `body` (one feed page: these queries and the object store's, on this thread) on
-    /// one connection, in one `REPEATABLE READ` transaction: one snapshot, one pool checkout, and
+    /// one connection, in one `REPEATABLE READ READ ONLY` transaction: one snapshot, one pool checkout, and
     /// `plan_cache_mode = force_generic_plan` for its statements (`SET LOCAL`, sent with the `BEGIN`),
     /// so each of the page's prepared statements is planned once per connection, not on every page
     /// (`force_custom_plan`, the connections' default, which ad-hoc queries' `$in` lists need; `auto`
     /// kept custom plans here, costing an `= ANY($1)` array higher generic than custom). The page's
     /// statements are written for one plan whatever their parameters: limits are constants in the
     /// SQL text, id lists probe primary keys, and the time scan filters authors outside its capped
-    /// sub-select (see the type's note). Write transactions inside `body` take a connection of their
-    /// own. Nested calls run inside the outer one.
+    /// sub-select (see the type's note). Its `COMMIT` is sent without waiting for the answer (read
+    /// only, it can't fail): the connection's next user reads it. Write transactions inside `body`
+    /// take a connection of their own; other writes there fail (25006, read-only transaction).
+    /// Nested calls run inside the outer one.
     /// - Throws: what `body` throws; 1 (internal) when the transaction can't be opened.
     public func readingOneSnapshot<T: Sendable>(_ body: () throws(ParseError) -> T) throws(ParseError) -> T {
         if pool.isPinned { return try body() }
         let result: Result<T, ParseError> = try guarded {
             try pool.withPinnedConnection { conn in
-                try conn.transaction(begin: "BEGIN ISOLATION LEVEL REPEATABLE READ; SET LOCAL plan_cache_mode = force_generic_plan") {
-                    // A ParseError from `body` (not a database failure) still ends the read cleanly.
-                    do throws(ParseError) { return .success(try body()) } catch { return .failure(error) }
-                }
+                try conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL plan_cache_mode = force_generic_plan")
+                // A ParseError from `body` (a failed statement too: it aborted the transaction, and
+                // COMMIT then rolls back) still ends the transaction.
+                let value: Result<T, ParseError>
+                do throws(ParseError) { value = .success(try body()) } catch { value = .failure(error) }
+                // Read only: nothing to wait for, the next command on the connection reads the answer.
+                try conn.sendWithoutWaiting("COMMIT")
+                return value
             }
         }
         return try result.get()

@@ -116,6 +116,8 @@ struct FeedStoreTests {
         }
         #expect(genericPlans > 0, "the comments statement ran on a generic plan")
         #expect(try postgres.comments(ofImages: ["img0000001"], perImage: 3)["img0000001"]?.count == 2, "seen after the page")
+        // The page's COMMIT was not waited for: the connection's next command read its answer.
+        #expect(try postgres.pool.withConnection { $0.deferredAnswers } == 1)
     }
 
     @Test func bulkLoadedRowsAndFriendships() throws {

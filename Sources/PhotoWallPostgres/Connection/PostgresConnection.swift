@@ -35,6 +35,10 @@ public final class PostgresConnection: @unchecked Sendable {
     private(set) var isBroken = false
     /// Where each round trip to the server is counted (the pool's); nil: not counted.
     let counter: RoundTripCounter?
+    /// The statement `sendWithoutWaiting` sent whose answer is still unread, if any.
+    private var unanswered: String?
+    /// Answers read only when the next command came (`sendWithoutWaiting`), for diagnostics and tests.
+    private(set) var deferredAnswers = 0
 
     /// Connects with a libpq connection string or URI (`postgres://user@host:port/db?...`).
     /// - Parameter counter: counts this connection's round trips (`PostgresPool.roundTrips`).
@@ -62,6 +66,7 @@ public final class PostgresConnection: @unchecked Sendable {
     /// - Throws: `PostgresError` with the server's SQLSTATE.
     @discardableResult
     public func execute(_ sql: String) throws(PostgresError) -> PostgresRows {
+        try readUnanswered()
         counter?.add()
         let result = PQexec(rawHandle, sql)
         return try consume(result, sql: sql)
@@ -76,6 +81,7 @@ public final class PostgresConnection: @unchecked Sendable {
     /// - Throws: `PostgresError` carrying `sql` but not `params`.
     @discardableResult
     public func query(_ sql: String, _ params: [String?] = []) throws(PostgresError) -> PostgresRows {
+        try readUnanswered()
         let name = try prepared(sql, parameterCount: params.count)
         // PQexecPrepared wants `const char * const *`: keep the C strings alive for the call
         // (notes §7: `[UnsafePointer<CChar>?]`, strdup'ed and freed afterwards).
@@ -89,10 +95,37 @@ public final class PostgresConnection: @unchecked Sendable {
         return try consume(result, sql: sql)
     }
 
-    /// Runs `body` in a transaction: `begin` (`BEGIN`, or e.g. `BEGIN ISOLATION LEVEL REPEATABLE READ`
-    /// with `SET LOCAL`s after it, sent in the same round trip), then `COMMIT`, or `ROLLBACK` when it throws.
-    public func transaction<T>(begin: String = "BEGIN", _ body: () throws -> T) throws -> T {
-        try execute(begin)
+    /// Sends `sql` (statements without parameters) and returns without waiting for the answer, which
+    /// the next command on this connection reads first (and throws, should it be an error). For a
+    /// statement whose outcome the caller needn't wait for: the `COMMIT` of a read-only transaction,
+    /// whose round trip then overlaps the caller's own work instead of delaying it.
+    /// - Throws: `PostgresError` when the statement can't be sent (the connection is then broken),
+    ///   or the error of an earlier unanswered statement.
+    public func sendWithoutWaiting(_ sql: String) throws(PostgresError) {
+        try readUnanswered()
+        counter?.add()
+        guard PQsendQuery(rawHandle, sql) == 1 else {
+            isBroken = true
+            throw PostgresError(sqlState: "", message: String(cString: PQerrorMessage(rawHandle)).trimmingTrailingWhitespace(), sql: sql)
+        }
+        unanswered = sql
+    }
+
+    /// Reads (and checks) the answer of the statement `sendWithoutWaiting` sent, if any.
+    private func readUnanswered() throws(PostgresError) {
+        guard let sql = unanswered else { return }
+        unanswered = nil
+        deferredAnswers += 1
+        var failure: PostgresError?
+        while let result = PQgetResult(rawHandle) {
+            do { _ = try consume(result, sql: sql) } catch { failure = failure ?? error }
+        }
+        if let failure { throw failure }
+    }
+
+    /// Runs `body` in a transaction: `BEGIN`, then `COMMIT`, or `ROLLBACK` when it throws.
+    public func transaction<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN")
         do {
             let value = try body()
             try execute("COMMIT")
@@ -105,6 +138,7 @@ public final class PostgresConnection: @unchecked Sendable {
 
     private func prepared(_ sql: String, parameterCount: Int) throws(PostgresError) -> String {
         if let name = statements[sql] { return name }
+        try readUnanswered()
         if statements.count >= Self.maxPreparedStatements {
             // Many query shapes (one per `$in` length and predicate tree): start over rather than grow without bound.
             try execute("DEALLOCATE ALL")
