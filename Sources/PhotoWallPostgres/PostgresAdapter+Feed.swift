@@ -39,6 +39,36 @@ extension PostgresAdapter: FeedStore {
         return value
     }
 
+    /// The reads of `body` (one feed page: these queries and the object store's, on this thread) on
+    /// one connection, in one `REPEATABLE READ READ ONLY` transaction: one snapshot, one pool checkout, and
+    /// `plan_cache_mode = force_generic_plan` for its statements (`SET LOCAL`, sent with the `BEGIN`),
+    /// so each of the page's prepared statements is planned once per connection, not on every page
+    /// (`force_custom_plan`, the connections' default, which ad-hoc queries' `$in` lists need; `auto`
+    /// kept custom plans here, costing an `= ANY($1)` array higher generic than custom). The page's
+    /// statements are written for one plan whatever their parameters: limits are constants in the
+    /// SQL text, id lists probe primary keys, and the time scan filters authors outside its capped
+    /// sub-select (see the type's note). Its `COMMIT` is sent without waiting for the answer (read
+    /// only, it can't fail): the connection's next user reads it. Write transactions inside `body`
+    /// take a connection of their own; other writes there fail (25006, read-only transaction).
+    /// Nested calls run inside the outer one.
+    /// - Throws: what `body` throws; 1 (internal) when the transaction can't be opened.
+    public func readingOneSnapshot<T: Sendable>(_ body: () throws(ParseError) -> T) throws(ParseError) -> T {
+        if pool.isPinned { return try body() }
+        let result: Result<T, ParseError> = try guarded {
+            try pool.withPinnedConnection { conn in
+                try conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL plan_cache_mode = force_generic_plan")
+                // A ParseError from `body` (a failed statement too: it aborted the transaction, and
+                // COMMIT then rolls back) still ends the transaction.
+                let value: Result<T, ParseError>
+                do throws(ParseError) { value = .success(try body()) } catch { value = .failure(error) }
+                // Read only: nothing to wait for, the next command on the connection reads the answer.
+                try conn.sendWithoutWaiting("COMMIT")
+                return value
+            }
+        }
+        return try result.get()
+    }
+
     public func feedKeys(authors: [String]?, viewer viewerId: String, before: FeedCursor?, limit: Int, strategy: FeedStrategy,
                          scanLimit: Int) throws(ParseError) -> (keys: [FeedCursor], scannedToEnd: Bool) {
         guard let p = feedProjection, try schema(of: p.imageClass) != nil, limit > 0 else { return ([], true) }
@@ -67,7 +97,7 @@ extension PostgresAdapter: FeedStore {
             try pool.withConnection { conn in
                 switch strategy {
                 case .perAuthor:
-                    let n = params.add(String(limit), cast: "bigint")
+                    let n = String(limit)  // a constant: a generic plan knows it (`readingOneSnapshot`)
                     let sql = """
                         SELECT k."createdAt", k."objectId" FROM (\(audienceRows)) AS a
                         CROSS JOIN LATERAL (SELECT "createdAt", "objectId" FROM \(t) WHERE \(author) = a.author AND \(older)
@@ -76,8 +106,7 @@ extension PostgresAdapter: FeedStore {
                         """
                     return (try conn.query(sql, params.values).rows.map(keysOf), true)
                 case .globalScan:
-                    let scan = params.add(String(scanLimit), cast: "bigint")
-                    let n = params.add(String(limit), cast: "bigint")
+                    let (scan, n) = (String(scanLimit), String(limit))  // constants, as above
                     let sql = """
                         SELECT "createdAt", "objectId" FROM (
                             SELECT "createdAt", "objectId", \(author) AS author FROM \(t) WHERE \(older)
@@ -138,30 +167,28 @@ extension PostgresAdapter: FeedStore {
             """)
     }
 
-    /// Counts from `"_FEED_COMMENTS"` (one probe per image, one query), the latest comments by one
-    /// `LATERAL` probe per image on the comment class's `(image field, "createdAt")` index.
+    /// Counts from `"_FEED_COMMENTS"` (a primary-key probe per image) and the latest comments by one
+    /// `LATERAL` probe per image with comments on the comment class's `(image field, "createdAt")`
+    /// index, in one statement (one round trip): a row per latest comment (newest first), or one row
+    /// with NULL comment columns for an image with a count but no comment row to show.
     public func comments(ofImages ids: [String], perImage: Int) throws(ParseError) -> [String: (count: Int, latest: [StoredObject])] {
         guard let p = feedProjection, !ids.isEmpty, try schema(of: p.commentClass) != nil else { return [:] }
         let t = Self.table(p.commentClass)
         let image = PostgresQueryCompiler.textPath(p.commentImageField)
-        let countSQL = "SELECT \"imageId\", count FROM \"_FEED_COMMENTS\" WHERE \"imageId\" = ANY($1::text[])"
-        let latestSQL = """
-            SELECT i.id, c.* FROM unnest($1::text[]) AS i(id)
-            CROSS JOIN LATERAL (SELECT \(Self.columns) FROM \(t) WHERE \(image) = i.id
-                                ORDER BY "createdAt" DESC, "objectId" DESC LIMIT $2::bigint) c
+        let sql = """
+            SELECT n."imageId", n.count, c.* FROM "_FEED_COMMENTS" n
+            LEFT JOIN LATERAL (SELECT \(Self.columns) FROM \(t) WHERE \(image) = n."imageId"
+                               ORDER BY "createdAt" DESC, "objectId" DESC LIMIT \(max(0, perImage))) c ON TRUE
+            WHERE n."imageId" = ANY($1::text[])
+            ORDER BY n."imageId", c."createdAt" DESC, c."objectId" DESC
             """
         return try guarded {
             try pool.withConnection { conn in
                 var out: [String: (count: Int, latest: [StoredObject])] = [:]
-                for row in try conn.query(countSQL, [PostgresQueryCompiler.textArrayLiteral(ids)]).rows {
-                    if let id = row[0] { out[id] = (Int(row[1] ?? "0") ?? 0, []) }
-                }
-                let withComments = ids.filter { out[$0] != nil }
-                if !withComments.isEmpty {
-                    for row in try conn.query(latestSQL, [PostgresQueryCompiler.textArrayLiteral(withComments), String(perImage)]).rows {
-                        guard let id = row[0] else { continue }
-                        out[id]?.latest.append(try Self.decodeRow(p.commentClass, Array(row.dropFirst())))
-                    }
+                for row in try conn.query(sql, [PostgresQueryCompiler.textArrayLiteral(ids)]).rows {
+                    guard let id = row[0] else { continue }
+                    if out[id] == nil { out[id] = (Int(row[1] ?? "0") ?? 0, []) }
+                    if row[2] != nil { out[id]?.latest.append(try Self.decodeRow(p.commentClass, Array(row.dropFirst(2)))) }
                 }
                 for id in ids where out[id] == nil { out[id] = (0, []) }
                 return out

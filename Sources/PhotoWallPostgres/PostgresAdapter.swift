@@ -99,7 +99,8 @@ public final class PostgresAdapter: Sendable {
     /// only after `COMMIT`, so a rolled-back transaction leaves no field behind.
     func writeTransaction<T>(_ body: (PostgresConnection, inout [String: ClassSchema]) throws -> T) throws(ParseError) -> T {
         try guarded {
-            try pool.withConnection { conn in
+            // A connection of its own, never a pinned reader's (`readingOneSnapshot`): its writes commit on their own.
+            try pool.withConnection(pinned: false) { conn in
                 var changes: [String: ClassSchema] = [:]
                 let value = try conn.transaction { try body(conn, &changes) }
                 if !changes.isEmpty {

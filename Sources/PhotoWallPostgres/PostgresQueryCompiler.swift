@@ -296,7 +296,8 @@ struct PostgresQueryCompiler {
         case .builtinText(let c):
             nullTest = "FALSE"
             let texts = nonNull.compactMap(Self.text)
-            if !texts.isEmpty { terms.append("\(c) IN (\(texts.map { params.add($0, cast: "text") }.joined(separator: ",")))") }
+            // One array parameter: one statement text (and prepared statement) whatever the list's length.
+            if !texts.isEmpty { terms.append("\(c) = ANY(\(params.add(Self.textArrayLiteral(texts), cast: "text[]")))") }
         case .builtinTime(let c):
             nullTest = "FALSE"
             let ms = nonNull.compactMap(Self.millis)

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import PhotoWallCore
-import PhotoWallPostgres
+@testable import PhotoWallPostgres
 import PhotoWallSQLite
 import PhotoWallStorage
 import PhotoWallTesting
@@ -72,6 +72,52 @@ struct FeedStoreTests {
         }
         #expect(b["img0000003"]?.count == 3)
         #expect(b["img0000003"]?.latest.map(\.objectId) == ["c000030002", "c000030001"])
+    }
+
+    @Test func commentsTakeOneRoundTrip() throws {
+        let ids = ["img0000003", "img0000002", "img0000001", "img0000000", "missing"]
+        _ = try postgres.comments(ofImages: ids, perImage: 3)  // prepares the statement on the connection
+        let before = postgres.pool.roundTrips
+        let b = try postgres.comments(ofImages: ids, perImage: 3)
+        #expect(postgres.pool.roundTrips - before == 1, "counts and latest comments in one statement")
+        #expect(b["img0000003"]?.latest.map(\.objectId) == ["c000030002", "c000030001", "c000030000"])
+        #expect(b["img0000000"]?.count == 0 && b["missing"]?.count == 0)
+    }
+
+    @Test func objectIdListsShareOneStatement() throws {
+        func find(_ ids: [String]) throws -> [String] {
+            try postgres.find(StoredQuery(className: "WallImage", predicate: .inList("objectId", ids.map { .string($0) }, negated: false),
+                                          readers: nil)).map(\.objectId).sorted()
+        }
+        #expect(try find(["img0000001", "img0000002"]) == ["img0000001", "img0000002"])
+        let before = postgres.pool.roundTrips
+        #expect(try find(["img0000003", "img0000004", "img0000005", "nope"]) == ["img0000003", "img0000004", "img0000005"])
+        #expect(postgres.pool.roundTrips - before == 1, "a longer list runs the statement prepared for the shorter one")
+    }
+
+    /// A feed page's reads see one snapshot, on one connection, and its prepared statements keep
+    /// generic plans (not planned again per page); a write made meanwhile commits on its own.
+    @Test func pageReadsOneSnapshotWithReusedPlans() throws {
+        let t = ParseDate(millisecondsSince1970: 1_800_000_000_000)
+        let comment = StoredObject(className: "WallImageComment", objectId: "cnew", createdAt: t, updatedAt: t,
+                                   fields: ["imageObjectId": .string("img0000001"), "comment": .string("new")], acl: nil)
+        let genericPlans = try postgres.readingOneSnapshot { () throws(ParseError) -> Int in
+            let first = try postgres.comments(ofImages: ["img0000001"], perImage: 3)["img0000001"]?.count
+            #expect(first == 1)
+            try postgres.insert(comment)  // on a connection of its own, committed at once
+            for _ in 0..<8 {
+                #expect(try postgres.comments(ofImages: ["img0000001"], perImage: 3)["img0000001"]?.count == first, "the page's snapshot")
+            }
+            return try postgres.guarded {
+                try postgres.pool.withConnection { conn in
+                    Int(try conn.query("SELECT coalesce(sum(generic_plans), 0) FROM pg_prepared_statements WHERE statement LIKE '%\\_FEED\\_COMMENTS%' AND statement NOT LIKE '%pg\\_prepared\\_statements%'").first?[0] ?? "0") ?? 0
+                }
+            }
+        }
+        #expect(genericPlans > 0, "the comments statement ran on a generic plan")
+        #expect(try postgres.comments(ofImages: ["img0000001"], perImage: 3)["img0000001"]?.count == 2, "seen after the page")
+        // The page's COMMIT was not waited for: the connection's next command read its answer.
+        #expect(try postgres.pool.withConnection { $0.deferredAnswers } == 1)
     }
 
     @Test func bulkLoadedRowsAndFriendships() throws {

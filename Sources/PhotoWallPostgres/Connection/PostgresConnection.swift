@@ -33,10 +33,18 @@ public final class PostgresConnection: @unchecked Sendable {
     static let maxPreparedStatements = 512
     /// True after a failure that may have left the session unusable; the pool drops it.
     private(set) var isBroken = false
+    /// Where each round trip to the server is counted (the pool's); nil: not counted.
+    let counter: RoundTripCounter?
+    /// The statement `sendWithoutWaiting` sent whose answer is still unread, if any.
+    private var unanswered: String?
+    /// Answers read only when the next command came (`sendWithoutWaiting`), for diagnostics and tests.
+    private(set) var deferredAnswers = 0
 
     /// Connects with a libpq connection string or URI (`postgres://user@host:port/db?...`).
+    /// - Parameter counter: counts this connection's round trips (`PostgresPool.roundTrips`).
     /// - Throws: `PostgresError` (no SQLSTATE) when the server can't be reached or refuses.
-    public init(conninfo: String) throws(PostgresError) {
+    init(conninfo: String, counter: RoundTripCounter?) throws(PostgresError) {
+        self.counter = counter
         guard let conn = PQconnectdb(conninfo) else {
             throw PostgresError(sqlState: "", message: "libpq could not allocate a connection", sql: nil)
         }
@@ -48,12 +56,18 @@ public final class PostgresConnection: @unchecked Sendable {
         rawHandle = conn
     }
 
+    /// Connects with a libpq connection string or URI (`postgres://user@host:port/db?...`).
+    /// - Throws: `PostgresError` (no SQLSTATE) when the server can't be reached or refuses.
+    public convenience init(conninfo: String) throws(PostgresError) { try self.init(conninfo: conninfo, counter: nil) }
+
     deinit { PQfinish(rawHandle) }
 
     /// Runs one or more statements without parameters (DDL, `BEGIN`, `SET`), via `PQexec`.
     /// - Throws: `PostgresError` with the server's SQLSTATE.
     @discardableResult
     public func execute(_ sql: String) throws(PostgresError) -> PostgresRows {
+        try readUnanswered()
+        counter?.add()
         let result = PQexec(rawHandle, sql)
         return try consume(result, sql: sql)
     }
@@ -67,16 +81,46 @@ public final class PostgresConnection: @unchecked Sendable {
     /// - Throws: `PostgresError` carrying `sql` but not `params`.
     @discardableResult
     public func query(_ sql: String, _ params: [String?] = []) throws(PostgresError) -> PostgresRows {
+        try readUnanswered()
         let name = try prepared(sql, parameterCount: params.count)
         // PQexecPrepared wants `const char * const *`: keep the C strings alive for the call
         // (notes §7: `[UnsafePointer<CChar>?]`, strdup'ed and freed afterwards).
         let cStrings: [UnsafeMutablePointer<CChar>?] = params.map { $0.flatMap { strdup($0) } }
         defer { for p in cStrings { free(p) } }
         let pointers: [UnsafePointer<CChar>?] = cStrings.map { $0.map { UnsafePointer($0) } }
+        counter?.add()
         let result = pointers.withUnsafeBufferPointer { buf in
             PQexecPrepared(rawHandle, name, Int32(params.count), buf.baseAddress, nil, nil, 0)
         }
         return try consume(result, sql: sql)
+    }
+
+    /// Sends `sql` (statements without parameters) and returns without waiting for the answer, which
+    /// the next command on this connection reads first (and throws, should it be an error). For a
+    /// statement whose outcome the caller needn't wait for: the `COMMIT` of a read-only transaction,
+    /// whose round trip then overlaps the caller's own work instead of delaying it.
+    /// - Throws: `PostgresError` when the statement can't be sent (the connection is then broken),
+    ///   or the error of an earlier unanswered statement.
+    public func sendWithoutWaiting(_ sql: String) throws(PostgresError) {
+        try readUnanswered()
+        counter?.add()
+        guard PQsendQuery(rawHandle, sql) == 1 else {
+            isBroken = true
+            throw PostgresError(sqlState: "", message: String(cString: PQerrorMessage(rawHandle)).trimmingTrailingWhitespace(), sql: sql)
+        }
+        unanswered = sql
+    }
+
+    /// Reads (and checks) the answer of the statement `sendWithoutWaiting` sent, if any.
+    private func readUnanswered() throws(PostgresError) {
+        guard let sql = unanswered else { return }
+        unanswered = nil
+        deferredAnswers += 1
+        var failure: PostgresError?
+        while let result = PQgetResult(rawHandle) {
+            do { _ = try consume(result, sql: sql) } catch { failure = failure ?? error }
+        }
+        if let failure { throw failure }
     }
 
     /// Runs `body` in a transaction: `BEGIN`, then `COMMIT`, or `ROLLBACK` when it throws.
@@ -94,12 +138,14 @@ public final class PostgresConnection: @unchecked Sendable {
 
     private func prepared(_ sql: String, parameterCount: Int) throws(PostgresError) -> String {
         if let name = statements[sql] { return name }
+        try readUnanswered()
         if statements.count >= Self.maxPreparedStatements {
             // Many query shapes (one per `$in` length and predicate tree): start over rather than grow without bound.
             try execute("DEALLOCATE ALL")
             statements.removeAll()
         }
         let name = "s\(statements.count)"
+        counter?.add()
         let result = PQprepare(rawHandle, name, sql, Int32(parameterCount), nil)
         _ = try consume(result, sql: sql)
         statements[sql] = name

@@ -24,6 +24,11 @@ public final class PostgresPool: Sendable {
     public let conninfo: String
     public let maxConnections: Int
     private let state = Mutex(State())
+    /// Statements sent to the server by this pool's connections (each `execute`, `PQprepare` and
+    /// `PQexecPrepared` is one round trip), for diagnostics and tests.
+    let counter = RoundTripCounter()
+    /// Round trips to the server so far (see `counter`).
+    public var roundTrips: Int { counter.value.load(ordering: .relaxed) }
     /// Signalled whenever a connection is returned or a slot frees up. Paired with `waitLock`.
     private let available = PoolSignal()
 
@@ -40,13 +45,39 @@ public final class PostgresPool: Sendable {
 
     let setup: String?
 
-    /// Borrows a connection for the duration of `body`.
+    /// Borrows a connection for the duration of `body`: the one `withPinnedConnection` holds for this
+    /// pool on this thread when there is one (and `pinned` is true), else one from the pool.
+    /// - Parameter pinned: false always takes a connection of its own (a write transaction that must
+    ///   not run inside a pinned read's transaction).
     /// - Throws: what `body` throws; `PostgresError` when a new connection can't be opened.
-    public func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+    public func withConnection<T>(pinned: Bool = true, _ body: (PostgresConnection) throws -> T) throws -> T {
+        if pinned, let p = Self.pinned, p.pool == ObjectIdentifier(self) { return try body(p.connection) }
         let conn = try checkOut()
         defer { checkIn(conn) }
         return try body(conn)
     }
+
+    /// Borrows one connection for the whole of `body`, and hands that same connection to every
+    /// `withConnection` of this pool that `body` makes on this thread (one checkout, one session,
+    /// e.g. one transaction for several reads). Nested calls reuse the outer pin.
+    /// - Parameter body: gets the connection; runs synchronously on this thread.
+    /// - Throws: what `body` throws; `PostgresError` when a new connection can't be opened.
+    public func withPinnedConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        if let p = Self.pinned, p.pool == ObjectIdentifier(self) { return try body(p.connection) }
+        let conn = try checkOut()
+        defer { checkIn(conn) }
+        return try Self.$pinned.withValue(Pin(pool: ObjectIdentifier(self), connection: conn)) { try body(conn) }
+    }
+
+    /// True when this thread is inside `withPinnedConnection` of this pool.
+    public var isPinned: Bool { Self.pinned?.pool == ObjectIdentifier(self) }
+
+    /// The connection `withPinnedConnection` lends on this thread, with the pool it belongs to.
+    struct Pin: Sendable {
+        let pool: ObjectIdentifier
+        let connection: PostgresConnection
+    }
+    @TaskLocal static var pinned: Pin?
 
     private enum Grant: Sendable { case reuse(PostgresConnection), openNew }
 
@@ -61,7 +92,7 @@ public final class PostgresPool: Sendable {
             case .reuse(let c)?: return c
             case .openNew?:
                 do {
-                    let c = try PostgresConnection(conninfo: conninfo)
+                    let c = try PostgresConnection(conninfo: conninfo, counter: counter)
                     if let setup { try c.execute(setup) }
                     return c
                 } catch {
@@ -81,6 +112,12 @@ public final class PostgresPool: Sendable {
         }
         available.signal()
     }
+}
+
+/// A count of round trips to the server, shared by a pool's connections.
+final class RoundTripCounter: Sendable {
+    let value = Atomic<Int>(0)
+    func add() { value.add(1, ordering: .relaxed) }
 }
 
 /// A pthread condition variable with its own mutex, for blocking waits that `Mutex` can't do.
