@@ -66,6 +66,8 @@ public final class SQLiteConnection: @unchecked Sendable {
     /// progress handler (`photowallProgressHandler`, installed by the first `withTimeLimit`).
     private let interruptAt = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
     private var progressHandlerInstalled = false
+    /// As a thread's reader (`SQLiteDatabase.read`): whether it maps the file, and why.
+    var readerMapping = ReaderMapping()
 
     /// Opens (creating if needed) the database at `path`.
     /// - Throws: `SQLiteError` when the file cannot be opened.

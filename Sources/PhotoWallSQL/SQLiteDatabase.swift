@@ -1,5 +1,6 @@
 import Synchronization
 import PhotoWallCore
+internal import CSQLite
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -81,12 +82,14 @@ public final class SQLiteDatabase: Sendable {
     }
 
     /// How much of the file a reader connection maps (`PRAGMA mmap_size`; SQLite caps it at its
-    /// build's `SQLITE_MAX_MMAP_SIZE`, 2 GiB on Debian). Reads then come straight from the kernel's
-    /// page cache instead of a `pread` and a copy into each connection's own 2 MiB page cache: an
-    /// index probe touches a few pages, and with one reader per thread those small caches rarely hold
-    /// them (the feed's 500-friend probe on a 1M-image wall: 10 ms → 1.5 ms). The mapped pages are
-    /// the kernel's shared file pages (they count in RSS only once touched). The process owns its
-    /// database file: nothing else truncates it under the mapping (SQLite's one caveat for mmap).
+    /// build's `SQLITE_MAX_MMAP_SIZE`, 2 GiB on Debian) while the database is mostly read. Reads then come
+    /// straight from the kernel's page cache instead of a `pread` and a copy into each connection's own
+    /// 2 MiB page cache: an index probe touches a few pages, and with one reader per thread those small
+    /// caches rarely hold them (the feed's 500-friend probe on a 1M-image wall: 10 ms → 1.5 ms). The
+    /// mapped pages are the kernel's shared file pages (they count in RSS only once touched). The
+    /// process owns its database file: nothing else truncates it under the mapping (SQLite's one
+    /// caveat for mmap). While the database changes between most reads, a reader maps nothing
+    /// (`ReaderMapping`).
     /// - Source: https://sqlite.org/mmap.html
     public static let readerMmapBytes: Int64 = 1 << 40
 
@@ -104,6 +107,7 @@ public final class SQLiteDatabase: Sendable {
             // Retained for the thread's lifetime; released by `releaseThreadConnection`.
             pthread_setspecific(readerKey, Unmanaged.passRetained(conn).toOpaque())
         }
+        if !conn.isInTransaction { try conn.readerMapping.adapt(conn) }
         guard let readTimeLimit else { return try body(conn) }
         return try conn.withTimeLimit(readTimeLimit) { try body(conn) }
     }
@@ -128,6 +132,52 @@ public final class SQLiteDatabase: Sendable {
                 conn.withoutTimeLimit { try? conn.execute("ROLLBACK") }
                 throw error
             }
+        }
+    }
+}
+
+/// Whether a reader connection maps the database file, decided from how often it changes between
+/// the connection's reads.
+///
+/// In WAL mode a read transaction that finds the database changed since the connection's last one
+/// drops the connection's page cache and, with mmap on, unmaps the whole mapping (the pager's
+/// `sqlite3OsUnfetch(fd, 0, 0)`); the next pages are faulted in again and the next change unmaps them
+/// again, each `munmap` with a TLB shootdown on every core. Under steady writes (the 64-client mix
+/// of comments and uploads) that was 11% of the server's CPU (munmap 5%, page faults 6%), more than
+/// the `pread`s that replace it; on a database that stays unchanged the mapping is kept and wins.
+/// So each reader keeps a score of its recent reads that found a change (one up per read that did,
+/// one down per read that didn't, between 0 and `scoreLimit`): at `unmapAt` it stops mapping
+/// (`PRAGMA mmap_size=0`), at `mapAt` it maps again. The change is seen through SQLite's data version
+/// (`SQLITE_FCNTL_DATA_VERSION`, which counts the changes the connection's reads found, by this process or
+/// another), read before each read that starts a transaction, so one read late. Only what a read
+/// costs depends on it: both ways read the same committed pages.
+/// - Source: https://sqlite.org/mmap.html, https://sqlite.org/c3ref/c_fcntl_begin_atomic_write.html
+///   (SQLITE_FCNTL_DATA_VERSION).
+struct ReaderMapping {
+    static let scoreLimit = 8
+    static let unmapAt = 6
+    static let mapAt = 1
+    /// The connection's data version at its previous read.
+    private var lastVersion: UInt32 = 0
+    private var score = 0
+    /// Whether the connection maps the file (`SQLiteDatabase.readerMmapBytes`) or not (0).
+    private(set) var mapped = true
+
+    /// Called before a read that starts a transaction on `conn` (outside any): counts whether the
+    /// previous read found a change, and switches the mapping when the score crosses its limit.
+    /// - Throws: `SQLiteError` when the pragma fails.
+    mutating func adapt(_ conn: SQLiteConnection) throws {
+        var version: UInt32 = 0
+        guard sqlite3_file_control(conn.rawHandle, "main", SQLITE_FCNTL_DATA_VERSION, &version) == SQLITE_OK else { return }
+        let changed = version != lastVersion
+        lastVersion = version
+        score = changed ? min(score + 1, Self.scoreLimit) : max(score - 1, 0)
+        if mapped, score >= Self.unmapAt {
+            try conn.execute("PRAGMA mmap_size=0")
+            mapped = false
+        } else if !mapped, score <= Self.mapAt {
+            try conn.execute("PRAGMA mmap_size=\(SQLiteDatabase.readerMmapBytes)")
+            mapped = true
         }
     }
 }
