@@ -70,7 +70,7 @@ let package = Package(
         .testTarget(name: "PhotoWallHTTPTests", dependencies: ["PhotoWallHTTP", "PhotoWallTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoWallImagingTests", dependencies: ["PhotoWallImaging", "PhotoWallTesting", "CHeif"], swiftSettings: strict),
         .testTarget(name: "PhotoWallStorageTests", dependencies: ["PhotoWallStorage", "PhotoWallSQLite", "PhotoWallPostgres", "PhotoWallSQL", "PhotoWallCore", "PhotoWallTesting"], swiftSettings: strict),
-        .testTarget(name: "PhotoWallSQLiteTests", dependencies: ["PhotoWallSQLite", "PhotoWallStorage", "PhotoWallSQL", "PhotoWallCore", "PhotoWallTesting"], swiftSettings: strict),
+        .testTarget(name: "PhotoWallSQLiteTests", dependencies: ["PhotoWallSQLite", "PhotoWallStorage", "PhotoWallSQL", "PhotoWallCore", "PhotoWallTesting", "CSQLite"], swiftSettings: strict),
         .testTarget(name: "PhotoWallMockFacebookTests", dependencies: ["PhotoWallMockFacebook", "PhotoWallTesting", "PhotoWallCore"], swiftSettings: strict),
         .testTarget(name: "PhotoWallPostgresTests", dependencies: ["PhotoWallPostgres", "PhotoWallSQLite", "PhotoWallStorage", "PhotoWallCore", "PhotoWallTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoWallS3Tests", dependencies: ["PhotoWallS3", "PhotoWallStorage", "PhotoWallCore", "PhotoWallTesting"], swiftSettings: strict),

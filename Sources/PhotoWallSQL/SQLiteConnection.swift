@@ -53,6 +53,16 @@ public typealias SQLiteStatementHandle = OpaquePointer
 
 private let SQLITE_TRANSIENT_PTR = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
+/// SQLite's process-wide settings, made once before the first connection opens (a global is
+/// initialised once, on first use, by whichever thread gets there first): memory statistics off.
+/// With them on, every allocation inside SQLite takes one global mutex to count itself; a read with
+/// a long `IN` list (a wall's read scope for a viewer with 5,000 friends binds 5,001 values, each
+/// copied into an allocation) had the server's threads queueing on it: 31 % of the CPU in futex
+/// lock and wake and `sqlite3StatusUp`. PhotoWall reads none of those statistics.
+/// - Source: https://sqlite.org/c3ref/c_config_covering_index_scan.html#sqliteconfigmemstatus,
+///   https://sqlite.org/compile.html#default_memstatus
+let sqliteConfigured: Bool = photowall_sqlite3_disable_memstatus() == SQLITE_OK
+
 /// One SQLite connection with a cache of prepared statements.
 ///
 /// Use from one thread at a time. `SQLiteDatabase` keeps its writer behind a Mutex and gives each
@@ -72,6 +82,7 @@ public final class SQLiteConnection: @unchecked Sendable {
     /// Opens (creating if needed) the database at `path`.
     /// - Throws: `SQLiteError` when the file cannot be opened.
     public init(path: String, readOnly: Bool = false) throws {
+        _ = sqliteConfigured
         var db: SQLiteHandle?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)) | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &db, flags, nil)

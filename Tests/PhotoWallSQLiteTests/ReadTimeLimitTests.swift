@@ -4,6 +4,7 @@ import PhotoWallCore
 import PhotoWallStorage
 import PhotoWallSQL
 import PhotoWallSQLite
+import CSQLite
 
 /// `readTimeLimit`: a read that runs longer is stopped (SQLITE_INTERRUPT, `ParseError` 124 through the
 /// adapter), and the thread's reader connection is left as it was: the next read runs in full, outside
@@ -96,5 +97,20 @@ import PhotoWallSQLite
         // The writes stop: a few reads later the file is mapped again.
         for _ in 0..<12 { #expect(try db.read { try $0.query("SELECT x FROM t").first?.first?.integer } == 12) }
         #expect(try Self.mmapSize(db) == mapped)
+    }
+}
+
+/// SQLite's memory statistics are off (`sqliteConfigured`): allocations inside SQLite take no global
+/// mutex to count themselves, so `sqlite3_memory_used` stays 0 however much a connection allocates.
+@Suite struct SQLiteSettingsTests {
+    @Test func memoryStatisticsAreOff() throws {
+        let path = try ReadTimeLimitTests.temporaryPath()
+        defer { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent) }
+        let db = try SQLiteDatabase(path: path)
+        try db.write { try $0.execute("CREATE TABLE t(x); INSERT INTO t SELECT value FROM json_each('[1,2,3]');") }
+        let values = (0..<5000).map { SQLValue.text("v\($0)") }
+        let n = try db.read { try $0.query("SELECT count(*) FROM t WHERE x IN (\(Array(repeating: "?", count: values.count).joined(separator: ",")))", values) }
+        #expect(n.first?.first?.integer == 0)
+        #expect(sqlite3_memory_used() == 0)
     }
 }

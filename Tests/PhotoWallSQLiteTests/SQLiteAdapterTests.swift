@@ -52,6 +52,31 @@ import PhotoWallTesting
         #expect(x == 42)
     }
 
+    /// `$in` lists, as long as a wall's read scope makes them (a value per friend: thousands): each value
+    /// is bound as its path compares (`createdAt` as milliseconds from an ISO string, a Pointer field
+    /// by its objectId, a dotted path as the JSON value inside the field), however long the list.
+    @Test func inListsBindEveryValueAsTheirPathCompares() throws {
+        try db.ensureClass("WallImage", fields: ["userFBId": .string, "user": .pointer("_User"), "meta": .object],
+                           indexedFields: ["userFBId"], uniqueFields: [])
+        let objects = (1...3).map { i in
+            StoredObject(className: "WallImage", objectId: "img\(i)", createdAt: ParseDate(millisecondsSince1970: 1_700_000_000_000 + Int64(i) * 1000),
+                         updatedAt: ParseDate(millisecondsSince1970: 1_700_000_000_000), fields: [
+                            "userFBId": .string("u\(i)"), "meta": ["k": .string("x\(i)")],
+                            "user": ["__type": "Pointer", "className": "_User", "objectId": .string("user\(i)")]], acl: nil)
+        }
+        for o in objects { try db.insert(o) }
+        func ids(_ p: PhotoWallStorage.Predicate) throws -> [String] {
+            try db.find(StoredQuery(className: "WallImage", predicate: p, order: [SortKey(path: "objectId", descending: false)], readers: nil)).map(\.objectId)
+        }
+        let many = (0..<5000).map { QueryValue.string("f\($0)") }
+        #expect(try ids(.inList("userFBId", many + [.string("u1"), .string("u3")], negated: false)) == ["img1", "img3"])
+        #expect(try ids(.inList("userFBId", many + [.string("u2")], negated: true)) == ["img1", "img3"])
+        #expect(try ids(.inList("createdAt", [.string("f"), .string(objects[1].createdAt.iso)], negated: false)) == ["img2"])
+        #expect(try ids(.inList("createdAt", [.date(objects[2].createdAt)], negated: false)) == ["img3"])
+        #expect(try ids(.inList("user", [.pointer(className: "_User", objectId: "user2")], negated: false)) == ["img2"])
+        #expect(try ids(.inList("meta.k", [.string("x1"), .string("x3"), .null], negated: false)) == ["img1", "img3"])
+    }
+
     @Test func feedThresholdGrowsWithTheSquareRootOfTheImages() throws {
         #expect(SQLiteAdapter.feedThreshold(images: 0) == 50)
         #expect(SQLiteAdapter.feedThreshold(images: 1_000_000) == 547)
