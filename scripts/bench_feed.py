@@ -7,8 +7,11 @@ comments and authors, through Python's sqlite3 on the same file; the fastest of 
 time-scan forms, see `raw_sql`).
 
 Each round measures, per viewer and one after another: PhotoWall with wrk -c1, the baseline binary
-(when given) with wrk -c1 on the same data, the raw SQL, then PhotoWall's req/s with wrk -c8; the table
-gives the median of the rounds for each column, and the load average at the start and the end.
+(when given) with wrk -c1 on the same data, the raw SQL, then PhotoWall's req/s with wrk -c8, and the
+point read beside the feed: `GET /parse/classes/WallImage/:id` of the viewer's newest feed image with the
+viewer's session, wrk -c8 (its cost grows with the viewer's friends: the read scope lists every
+friend's wall); the table gives the median of the rounds for each column, and the load average at the
+start and the end.
 
 Usage: bench_feed.py PHOTOWALL_BINARY   (needs wrk; `make bench` installs it)
 Environment: BENCH_FEED_IMAGES (default 1000000), BENCH_FEED_USERS (100000), BENCH_SECONDS (8),
@@ -31,6 +34,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 
 BIN = sys.argv[1] if len(sys.argv) > 1 else ".build/release/photowall"
 IMAGES = int(os.environ.get("BENCH_FEED_IMAGES", "1000000"))
@@ -42,11 +46,15 @@ BASELINE = os.environ.get("BENCH_FEED_BASELINE")
 LIMIT = 20
 
 
-def wrk(url, token, connections):
-    """wrk on URL: the feed call with TOKEN, or with None a plain GET (the HTTP floor).
+def wrk(url, token, connections, get=False):
+    """wrk on URL: the feed call with TOKEN, a GET with TOKEN's session when GET, or with None a plain
+    GET (the HTTP floor).
     - Returns: (p50 ms, p99 ms, req/s, requests)."""
     script = tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False)
-    if token:
+    if token and get:
+        script.write('wrk.headers["X-Parse-Application-Id"] = "photowall"\n'
+                     'wrk.headers["X-Parse-Session-Token"] = "%s"\n' % token)
+    elif token:
         script.write('wrk.method = "POST"\nwrk.body = \'{"limit":%d}\'\n'
                      'wrk.headers["X-Parse-Application-Id"] = "photowall"\n'
                      'wrk.headers["X-Parse-Session-Token"] = "%s"\n'
@@ -57,7 +65,7 @@ def wrk(url, token, connections):
                          capture_output=True, text=True).stdout
     os.unlink(script.name)
     if "Non-2xx" in out:
-        raise SystemExit("feed requests failed:\n" + out)
+        raise SystemExit(f"requests to {url} failed:\n" + out)
 
     def ms(p):
         m = re.search(rf"{p}%\s+([\d.]+)(us|ms|s)", out)
@@ -169,11 +177,18 @@ def serve(binary, work, db_args):
     raise SystemExit(f"{binary} serve did not start")
 
 
+def newest_image(url, token):
+    """The objectId of the newest image of TOKEN's feed (FEED URL)."""
+    req = urllib.request.Request(url, data=b'{"limit":1}', method="POST", headers={
+        "X-Parse-Application-Id": "photowall", "X-Parse-Session-Token": token, "Content-Type": "application/json"})
+    return json.load(urllib.request.urlopen(req, timeout=30))["result"]["images"][0]["objectId"]
+
+
 def serve_and_measure(work, seeded, db_args, raw_db=None, baseline=None):
     """Serves WORK (with DB_ARGS) and, for ROUNDS rounds, runs wrk for each seeded viewer, the baseline
     binary's wrk -c1 and the raw SQL on RAW_DB when given, one after another.
     - Returns: (rows (friends, p50, p99, req/s, raw p50, raw p99, baseline p50, baseline p99, CPU ms per page of
-      PhotoWall, the raw SQL and the baseline), HTTP floor p50 ms), medians of the rounds."""
+      PhotoWall, the raw SQL and the baseline, GET req/s, GET p99 ms), HTTP floor p50 ms), medians of the rounds."""
     servers = [serve(BIN, work, db_args)] + ([serve(baseline, work, db_args)] if baseline else [])
     samples = {v["friends"]: [] for v in seeded["viewers"]}
     floor = []
@@ -188,7 +203,9 @@ def serve_and_measure(work, seeded, db_args, raw_db=None, baseline=None):
                 b50, b99, bcpu = served(urls[1], v["sessionToken"], servers[1][0].pid) if baseline else (None, None, None)
                 r50, r99, rcpu = raw_sql(raw_db, v) if raw_db else (None, None, None)
                 _, _, rps, _ = wrk(urls[0], v["sessionToken"], 8)
-                samples[v["friends"]].append((p50, p99, rps, r50, r99, b50, b99, cpu, rcpu, bcpu))
+                get = f"http://127.0.0.1:{servers[0][1]}/parse/classes/WallImage/{newest_image(urls[0], v['sessionToken'])}"
+                _, get99, get_rps, _ = wrk(get, v["sessionToken"], 8, get=True)
+                samples[v["friends"]].append((p50, p99, rps, r50, r99, b50, b99, cpu, rcpu, bcpu, get_rps, get99))
     finally:
         for p, _ in servers:
             p.stdin.close()
@@ -262,17 +279,18 @@ def main():
           f"p50/p99 with wrk -c1, req/s with wrk -c8, -d{DURATION}s; medians of {ROUNDS} rounds; load average {load[0]:.1f} → {load[1]:.1f}; "
           "raw SQL = the same page through Python sqlite3, one query after another (SQLite only); cpu/page = the server's "
           "CPU time (user + system) per page during the wrk -c1 run, raw cpu = the Python process's per page. "
+          "GET = one of the viewer's feed images by id with the viewer's session (wrk -c8). "
           "PostgreSQL 15 is the throw-away one of scripts/pg.sh (loopback, fsync off)."
           + (f" Baseline = {BASELINE} on the same data, in the same rounds." if BASELINE else ""))
     print(f"{'database':>10} {'seeded s':>8} {'friends':>8} {'p50 ms':>8} {'p99 ms':>8} {'req/s':>8} {'raw p50':>8} {'raw p99':>8} "
-          f"{'p50 ratio':>9} {'p99 ratio':>9} {'cpu/page':>8} {'raw cpu':>8} {'cpu ratio':>9}"
+          f"{'p50 ratio':>9} {'p99 ratio':>9} {'cpu/page':>8} {'raw cpu':>8} {'cpu ratio':>9} {'GET req/s':>9} {'GET p99':>8}"
           + (f" {'base p50':>8} {'base p99':>8} {'base cpu':>8}" if BASELINE else ""))
     for label, seed_s, rows, floor in results:
-        for f, p50, p99, rps, r50, r99, b50, b99, cpu, rcpu, bcpu in rows:
+        for f, p50, p99, rps, r50, r99, b50, b99, cpu, rcpu, bcpu, get_rps, get99 in rows:
             raw = (f"{r50:8.2f} {r99:8.2f} {p50 / r50:9.2f} {p99 / r99:9.2f} {cpu:8.2f} {rcpu:8.2f} {cpu / rcpu:9.2f}" if r99
                    else f"{'-':>8} {'-':>8} {'-':>9} {'-':>9} {cpu:8.2f} {'-':>8} {'-':>9}")
             base = f" {b50:8.2f} {b99:8.2f} {bcpu:8.2f}" if b50 is not None else (f" {'-':>8} {'-':>8} {'-':>8}" if BASELINE else "")
-            print(f"{label:>10} {seed_s:8.0f} {f:>8} {p50:8.2f} {p99:8.2f} {rps:8.0f} {raw}{base}")
+            print(f"{label:>10} {seed_s:8.0f} {f:>8} {p50:8.2f} {p99:8.2f} {rps:8.0f} {raw} {get_rps:9.0f} {get99:8.2f}{base}")
         print(f"{label:>10} HTTP floor (GET /parse/health, wrk -c1): p50 {floor:.2f} ms")
     big = IMAGES >= 4_000_000
     print(f"goals: p99 ≤ 1.2× the raw SQL at every friend count; p99 ≤ {'10 ms (4M images)' if big else '5 ms'} on SQLite, "
