@@ -34,7 +34,9 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_common import api  # noqa: E402
 
 BIN = sys.argv[1] if len(sys.argv) > 1 else ".build/release/photowall"
 IMAGES = int(os.environ.get("BENCH_FEED_IMAGES", "1000000"))
@@ -177,13 +179,6 @@ def serve(binary, work, db_args):
     raise SystemExit(f"{binary} serve did not start")
 
 
-def newest_image(url, token):
-    """The objectId of the newest image of TOKEN's feed (FEED URL)."""
-    req = urllib.request.Request(url, data=b'{"limit":1}', method="POST", headers={
-        "X-Parse-Application-Id": "photowall", "X-Parse-Session-Token": token, "Content-Type": "application/json"})
-    return json.load(urllib.request.urlopen(req, timeout=30))["result"]["images"][0]["objectId"]
-
-
 def serve_and_measure(work, seeded, db_args, raw_db=None, baseline=None):
     """Serves WORK (with DB_ARGS) and, for ROUNDS rounds, runs wrk for each seeded viewer, the baseline
     binary's wrk -c1 and the raw SQL on RAW_DB when given, one after another.
@@ -203,7 +198,9 @@ def serve_and_measure(work, seeded, db_args, raw_db=None, baseline=None):
                 b50, b99, bcpu = served(urls[1], v["sessionToken"], servers[1][0].pid) if baseline else (None, None, None)
                 r50, r99, rcpu = raw_sql(raw_db, v) if raw_db else (None, None, None)
                 _, _, rps, _ = wrk(urls[0], v["sessionToken"], 8)
-                get = f"http://127.0.0.1:{servers[0][1]}/parse/classes/WallImage/{newest_image(urls[0], v['sessionToken'])}"
+                # The point read: the newest image of the viewer's feed, by id, with the viewer's session.
+                newest = api(servers[0][1], "photowall", None, "POST", "/functions/feed", {"limit": 1}, token=v["sessionToken"])
+                get = f"http://127.0.0.1:{servers[0][1]}/parse/classes/WallImage/{newest['result']['images'][0]['objectId']}"
                 _, get99, get_rps, _ = wrk(get, v["sessionToken"], 8, get=True)
                 samples[v["friends"]].append((p50, p99, rps, r50, r99, b50, b99, cpu, rcpu, bcpu, get_rps, get99))
     finally:

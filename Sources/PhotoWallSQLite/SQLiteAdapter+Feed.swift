@@ -189,7 +189,7 @@ extension SQLiteAdapter: FeedStore {
         guard let p = feedProjection, !ids.isEmpty, try schema(of: p.commentClass) != nil else { return [:] }
         let t = Self.table(p.commentClass)
         let image = SQLiteQueryCompiler.jsonPath(p.commentImageField)
-        let counts = "SELECT imageId, count FROM _FEED_COMMENTS WHERE imageId IN (\(ids.map { _ in "?" }.joined(separator: ",")))"
+        let counts = "SELECT imageId, count FROM _FEED_COMMENTS WHERE imageId IN (\(Self.placeholders(ids.count)))"
         let latestSQL = "SELECT \(Self.columns) FROM \(t) WHERE \(image) = ? ORDER BY createdAt DESC"
         return try guarded {
             try db.read { conn in

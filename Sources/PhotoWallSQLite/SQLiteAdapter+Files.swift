@@ -51,7 +51,7 @@ extension SQLiteAdapter: FileRecordStore {
         return try guarded {
             try db.read { conn in
                 try conn.query("SELECT name, contentType, byteCount, sha256, createdAt, originalName, declaredType, owner, unclaimed FROM _FILES "
-                               + "WHERE owner = ? AND sha256 IN (\(digests.map { _ in "?" }.joined(separator: ",")))",
+                               + "WHERE owner = ? AND sha256 IN (\(Self.placeholders(digests.count)))",
                                [.text(owner)] + digests.map { .text($0) }).map {
                     FileRecord(name: $0[0].text ?? "", contentType: $0[1].text ?? "application/octet-stream", byteCount: $0[2].integer ?? 0,
                                sha256: $0[3].text ?? "", createdAt: ParseDate(millisecondsSince1970: $0[4].integer ?? 0),
@@ -77,7 +77,7 @@ extension SQLiteAdapter: FileRecordStore {
         guard !names.isEmpty else { return }
         _ = try guarded {
             try db.write(durable: false) { conn in
-                try conn.run("UPDATE _FILES SET unclaimed = 0 WHERE name IN (\(names.map { _ in "?" }.joined(separator: ",")))", names.map { .text($0) })
+                try conn.run("UPDATE _FILES SET unclaimed = 0 WHERE name IN (\(Self.placeholders(names.count)))", names.map { .text($0) })
             }
         }
     }

@@ -88,4 +88,13 @@ public final class SQLiteAdapter: Sendable {
     }
 
     static func table(_ className: String) -> String { "\"c_\(className)\"" }
+
+    /// `?,?,…,?`: `count` parameter marks for an `IN (…)` list, written at once (a wall's read scope
+    /// lists every friend's wall id, thousands for some viewers); empty for 0.
+    static func placeholders(_ count: Int) -> String {
+        guard count > 0 else { return "" }
+        var marks = String(repeating: "?,", count: count)
+        marks.removeLast()
+        return marks
+    }
 }

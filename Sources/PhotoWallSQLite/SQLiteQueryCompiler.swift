@@ -20,16 +20,8 @@ struct SQLiteQueryCompiler {
     /// `(column IS NULL OR EXISTS (… value IN (?,…)))` for a permission set; `1` for the master key.
     static func permissionFilter(column: String, _ perms: PermissionSet) -> (String, [SQLValue]) {
         guard let perms else { return ("1", []) }
-        let marks = placeholders(perms.count)
+        let marks = SQLiteAdapter.placeholders(perms.count)
         return ("(\(column) IS NULL OR EXISTS (SELECT 1 FROM json_each(\(column)) WHERE value IN (\(marks))))", perms.map { .text($0) })
-    }
-
-    /// `?,?,…,?`: `count` (≥ 1) parameter marks, written at once (a wall's read scope lists every
-    /// friend's wall id, thousands for some viewers).
-    static func placeholders(_ count: Int) -> String {
-        var marks = String(repeating: "?,", count: count)
-        marks.removeLast()
-        return marks
     }
 
     func select(_ q: StoredQuery, columns: String) throws(ParseError) -> Compiled {
@@ -172,7 +164,7 @@ struct SQLiteQueryCompiler {
             let hasNull = nonNull.count != values.count
             var terms: [String] = []
             if !nonNull.isEmpty {
-                let marks = Self.placeholders(nonNull.count)
+                let marks = SQLiteAdapter.placeholders(nonNull.count)
                 if isArray(path) {
                     terms.append("EXISTS (SELECT 1 FROM json_each(doc,'$.\(path)') WHERE value IN (\(marks)))")
                 } else {
