@@ -150,7 +150,8 @@ extension PostgresAdapter: ObjectStore {
         switch p {
         case .all: break
         case .and(let ps), .or(let ps), .nor(let ps): for x in ps { collectPaths(x, into: &paths) }
-        case .compare(let path, _, _), .inList(let path, _, _), .exists(let path, _), .regex(let path, _, _), .containsAll(let path, _):
+        case .compare(let path, _, _), .inList(let path, _, _), .exists(let path, _), .regex(let path, _, _), .containsAll(let path, _),
+             .friendOf(let path, _):
             paths.append(path)
         }
     }

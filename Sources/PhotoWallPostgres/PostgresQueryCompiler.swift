@@ -19,6 +19,10 @@ import PhotoWallStorage
 /// `$regex` runs PostgreSQL's ARE engine (`~`): see `PostgresRegex` for what translates.
 struct PostgresQueryCompiler {
     let schema: ClassSchema
+    /// How a `friendOf` scope compiles: true, a probe of `"_FRIENDS"`' primary key per row (when the
+    /// predicate names its few rows by `objectId`); false, `IN` the viewer's friend rows, which the
+    /// planner turns into a semi-join. Set by `compileWhere` from the predicate.
+    var probesFriendScopes = false
 
     struct Compiled { var sql: String; var params: [String?] }
 
@@ -88,7 +92,7 @@ struct PostgresQueryCompiler {
 
     func select(_ q: StoredQuery, columns: String, forExplain: Bool = false) throws(ParseError) -> Compiled {
         var params = Params()
-        let w = try compile(q.predicate, &params)
+        let w = try compileWhere(q.predicate, &params)
         let acl = Self.permissionFilter(column: "rperm", q.readers, &params)
         var sql = "SELECT \(columns) FROM \(PostgresAdapter.table(q.className)) WHERE (\(w)) AND \(acl)"
         if !q.order.isEmpty {
@@ -109,8 +113,15 @@ struct PostgresQueryCompiler {
 
     func whereClause(_ p: Predicate) throws(ParseError) -> Compiled {
         var params = Params()
-        let sql = try compile(p, &params)
+        let sql = try compileWhere(p, &params)
         return Compiled(sql: sql, params: params.values)
+    }
+
+    /// `compile` of a whole `where`, with `probesFriendScopes` chosen for it.
+    func compileWhere(_ p: Predicate, _ params: inout Params) throws(ParseError) -> String {
+        var compiler = self
+        compiler.probesFriendScopes = p.selectsFewObjectIds()
+        return try compiler.compile(p, &params)
     }
 
     // MARK: columns
@@ -237,6 +248,26 @@ struct PostgresQueryCompiler {
             case .json(let p, let type): e = Self.textPath(Self.scalarPath(p, type))
             }
             return "COALESCE(\(e) ~ \(params.add(PostgresRegex.translate(pattern, options: options), cast: "text")), FALSE)"
+        case .friendOf(let path, let scope):
+            // `"_FRIENDS"` (primary key ("userId", "friendId")) as it stands when the statement runs:
+            // one parameter, whatever the number of friends.
+            let viewer = params.add(scope.viewer, cast: "text")
+            let e: String
+            switch try column(path) {
+            case .builtinText(let c): e = c
+            case .builtinTime(let c): e = "\(c)::text"
+            case .json(let p, let type):
+                if case .array? = type {
+                    let array = Self.jsonPath(p)
+                    let elements = "jsonb_array_elements_text(CASE WHEN jsonb_typeof(\(array)) = 'array' THEN \(array) ELSE '[]'::jsonb END) AS x(v)"
+                    return "EXISTS (SELECT 1 FROM \(elements) WHERE x.v = \(viewer) OR EXISTS (SELECT 1 FROM \"_FRIENDS\" f WHERE f.\"userId\" = \(viewer) AND f.\"friendId\" = x.v))"
+                }
+                e = Self.textPath(Self.scalarPath(p, type))
+            }
+            if probesFriendScopes {
+                return "(\(e) = \(viewer) OR EXISTS (SELECT 1 FROM \"_FRIENDS\" f WHERE f.\"userId\" = \(viewer) AND f.\"friendId\" = \(e)))"
+            }
+            return "\(e) IN (SELECT \(viewer) UNION ALL SELECT \"friendId\" FROM \"_FRIENDS\" WHERE \"userId\" = \(viewer))"
         case .containsAll(let path, let values):
             if values.isEmpty { return "TRUE" }
             let e = Self.jsonPath(path)

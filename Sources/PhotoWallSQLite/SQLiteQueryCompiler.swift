@@ -12,6 +12,10 @@ import PhotoWallStorage
 /// equality on an Array field means "contains".
 struct SQLiteQueryCompiler {
     let schema: ClassSchema
+    /// How a `friendOf` scope compiles: true, a probe of `_FRIENDS`' primary key per row (when the
+    /// predicate names its few rows by `objectId`); false, `IN` the viewer's friend rows, which the
+    /// planner may use to drive the field's index. Set by `whereClause` from the predicate.
+    var probesFriendScopes = false
 
     struct Compiled { var sql: String; var args: [SQLValue] }
 
@@ -48,7 +52,9 @@ struct SQLiteQueryCompiler {
 
     func whereClause(_ p: Predicate) throws(ParseError) -> Compiled {
         var args: [SQLValue] = []
-        let sql = try compile(p, &args)
+        var compiler = self
+        compiler.probesFriendScopes = p.selectsFewObjectIds()
+        let sql = try compiler.compile(p, &args)
         return Compiled(sql: sql, args: args)
     }
 
@@ -193,6 +199,22 @@ struct SQLiteQueryCompiler {
             guard (try? Regex(full)) != nil else { throw ParseError(.invalidQuery, "Invalid regular expression: \(pattern)") }
             args.append(.text(full))
             return "regexp(?, \(expression(path))) = 1"
+        case .friendOf(let path, let scope):
+            // `_FRIENDS` (primary key (userId, friendId)) as it stands when the statement runs: nothing
+            // is bound per friend, and the statement text is the same for every viewer.
+            args += [.text(scope.viewer), .text(scope.viewer)]
+            if probesFriendScopes {
+                if isArray(path) {
+                    return "EXISTS (SELECT 1 FROM json_each(doc,'$.\(path)') j WHERE j.value = ? OR EXISTS (SELECT 1 FROM _FRIENDS WHERE userId = ? AND friendId = j.value))"
+                }
+                let e = expression(path)
+                return "(\(e) = ? OR EXISTS (SELECT 1 FROM _FRIENDS WHERE userId = ? AND friendId = \(e)))"
+            }
+            // The friend rows first: so written, SQLite's planner drives the field's index from the set
+            // (with the viewer's own row first it scans the whole table in `ORDER BY` order instead).
+            let members = "(SELECT friendId FROM _FRIENDS WHERE userId = ? UNION ALL SELECT ?)"
+            if isArray(path) { return "EXISTS (SELECT 1 FROM json_each(doc,'$.\(path)') WHERE value IN \(members))" }
+            return "\(expression(path)) IN \(members)"
         case .containsAll(let path, let values):
             if values.isEmpty { return "1" }
             var parts: [String] = []

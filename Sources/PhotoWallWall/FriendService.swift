@@ -7,12 +7,13 @@ import PhotoWallStorage
 /// after the next sync.
 ///
 /// Friend lists read from the graph are kept for at most `cacheSeconds` (`ExpiringCache`: lifetimes
-/// spread over half to all of it), so a friends-only read (`WallRules.readScope`, for every GET, query
-/// and LiveQuery viewer) does not read the graph each time. Every sync in this process forgets the
-/// user's list at once, so a friendship ended at the provider counts from that sync on, as without the
-/// cache. A sync made by another process on the same database is not seen here until the entry ends,
-/// so PhotoWall caches only on SQLite (as `SessionCache`), never where several instances share a
-/// PostgreSQL database.
+/// spread over half to all of it), so the checks made in memory (a LiveQuery viewer, an `include`, a
+/// comment's image) do not read the graph each time. A GET or query needs no list: its read scope is
+/// evaluated by the store against the graph (`Predicate.friendOf`); only the sync time is asked, and
+/// kept as long. Every sync in this process forgets the user's list and sync time at once, so a
+/// friendship ended at the provider counts from that sync on, as without the cache. A sync made by
+/// another process on the same database is not seen here until the entry ends, so PhotoWall caches
+/// only on SQLite (as `SessionCache`), never where several instances share a PostgreSQL database.
 public final class FriendService: Sendable {
     let graph: any FriendGraphStore
     public let providers: [String: any IdentityProvider]
@@ -27,6 +28,9 @@ public final class FriendService: Sendable {
 
     /// Friend lists by Facebook id.
     let lists: ExpiringCache<String, Friends>
+    /// When each user's list was synced, by Facebook id, for `refreshIfStale` when only freshness is
+    /// asked (a read scope evaluated by the store against the graph needs no list).
+    let syncTimes: ExpiringCache<String, ParseDate>
 
     /// - Parameters:
     ///   - ttlSeconds: a friend list older than this is synced again from the provider before use.
@@ -36,6 +40,7 @@ public final class FriendService: Sendable {
                 cacheSeconds: Double = 0, logger: Logger = Logger(label: "friends")) {
         self.graph = graph; self.providers = providers; self.ttlSeconds = ttlSeconds; self.logger = logger
         lists = ExpiringCache(ttlSeconds: cacheSeconds)
+        syncTimes = ExpiringCache(ttlSeconds: cacheSeconds)
     }
 
     /// Replaces the user's friend list with the provider's. A provider failure is logged and keeps the
@@ -44,7 +49,10 @@ public final class FriendService: Sendable {
         do {
             let ids = try provider.friendIDs(authData)
             // Forgotten also when the write failed: it may have happened before the failure was reported.
-            defer { lists.invalidate { key, _ in key == fbId } }
+            defer {
+                lists.invalidate { key, _ in key == fbId }
+                syncTimes.invalidate { key, _ in key == fbId }
+            }
             try graph.replaceFriends(of: fbId, with: ids, syncedAt: ParseDate.now())
         } catch {
             logger.warning("friend sync failed", ["provider": provider.name, "cause": error.message])
@@ -66,10 +74,16 @@ public final class FriendService: Sendable {
     }
 
     /// Syncs the user's friends from the provider when the stored list is older than the TTL.
+    /// A fresh sync time read from the graph is cached as the lists are (`cacheSeconds`).
     public func refreshIfStale(_ user: StoredObject) throws(ParseError) {
         guard let fbId = user.fields["fbId"]?.stringValue else { return }
         if let known = lists.lookup(fbId), !isStale(known.syncedAt) { return }
-        _ = syncIfStale(user, fbId: fbId, syncedAt: try graph.friendsSyncedAt(fbId))
+        if let syncedAt = syncTimes.lookup(fbId), !isStale(syncedAt) { return }
+        let generation = syncTimes.generation()
+        let syncedAt = try graph.friendsSyncedAt(fbId)
+        if !syncIfStale(user, fbId: fbId, syncedAt: syncedAt), let syncedAt {
+            syncTimes.store(fbId, syncedAt, generation: generation)
+        }
     }
 
     /// The user's friends' Facebook ids, refreshed from the provider first when stale.

@@ -3,7 +3,7 @@ import Testing
 import PhotoWallCore
 import PhotoWallStorage
 import PhotoWallSQL
-import PhotoWallSQLite
+@testable import PhotoWallSQLite
 import PhotoWallTesting
 
 /// What only the SQLite adapter does (its index plans and its migrations), on a real database file
@@ -38,6 +38,33 @@ import PhotoWallTesting
         p.waitUntilExit()
         let plan = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(plan.contains("i_WallImage_userFBId"), "\(plan)")
+    }
+
+    /// The plans of a friends-only read scope (`Predicate.friendOf`) as the compiler writes it, on the
+    /// wall's indexes: a page of a viewer's wall selects from the viewer's friend rows and drives the
+    /// `userFBId` index (no scan of the whole class in `createdAt` order, which for a viewer whose
+    /// friends post little reads every row); a read by objectId probes one friendship by primary key.
+    @Test func friendScopesDriveTheIndexOrProbeOneFriendship() throws {
+        try db.ensureClass("WallImage", fields: ["userFBId": .string], indexedFields: ["userFBId"], uniqueFields: [])
+        let schema = try #require(try db.schema(of: "WallImage"))
+        let scope = FriendScope(viewer: "v") { () throws(ParseError) -> [String] in [] }
+        func plan(_ predicate: PhotoWallStorage.Predicate, order: [SortKey] = [], limit: Int? = nil) throws -> String {
+            let q = StoredQuery(className: "WallImage", predicate: predicate, order: order, limit: limit, readers: ["*", "u1"])
+            let compiled = try SQLiteQueryCompiler(schema: schema).select(q, columns: SQLiteAdapter.columns)
+            return try db.db.read { conn in
+                try conn.query("EXPLAIN QUERY PLAN " + compiled.sql, compiled.args).compactMap { $0.last?.text }.joined(separator: "\n")
+            }
+        }
+        let newest = [SortKey(path: "createdAt", descending: true)]
+        for (name, p) in [("page", try plan(.friendOf("userFBId", scope), order: newest, limit: 100)),
+                          ("unordered", try plan(.friendOf("userFBId", scope), limit: 100)),
+                          ("count", try plan(.friendOf("userFBId", scope)))] {
+            #expect(p.contains("SEARCH c_WallImage USING INDEX i_WallImage_userFBId"), "\(name): \(p)")
+            #expect(p.contains("SEARCH _FRIENDS USING PRIMARY KEY (userId=?)"), "\(name): \(p)")
+        }
+        let one = try plan(.and([.compare("objectId", .eq, .string("x")), .friendOf("userFBId", scope)]))
+        #expect(one.contains("SEARCH c_WallImage USING INDEX sqlite_autoindex_c_WallImage_1 (objectId=?)"), "\(one)")
+        #expect(one.contains("SEARCH _FRIENDS USING PRIMARY KEY (userId=? AND friendId=?)"), "\(one)")
     }
 
     /// Reader connections map the file (`SQLiteDatabase.readerMmapBytes`, capped by SQLite's build:

@@ -123,4 +123,39 @@ import Testing
         }
         #expect(where_?.message == "This user is not allowed to query username on class _User")
     }
+
+    /// The friends-only scope is the friend graph itself (`Predicate.friendOf`), not a list bound into
+    /// each statement: a viewer with 40,000 friends (more values than SQLite binds in one statement,
+    /// 32,766) reads, finds, counts and is sent live events as one with a single friend, and a
+    /// stranger with as many friends still sees nothing.
+    @Test func aFriendListLongerThanAStatementCanBindScopesEveryRead() throws {
+        let f = try WallFixture()
+        let image = try f.image("mine", by: f.owner)
+        let comment = try f.comment("first", on: image, by: f.owner)
+        let many = (0..<40_000).map { String(5_000_000 + $0) }
+        try f.database.replaceFriends(of: "1002", with: many + ["1001"], syncedAt: .now())
+        try f.database.replaceFriends(of: "1003", with: many, syncedAt: .now())
+        for (who, auth, sees) in [("friend", f.friend, true), ("stranger", f.stranger, false)] {
+            for (className, id) in [(WallSchema.imageClass, image), (WallSchema.commentClass, comment)] {
+                let got = parseError { try f.objects.get(className: className, objectId: id, auth: auth) }
+                #expect(got?.code == (sees ? nil : .objectNotFound), "\(who) GET \(className)")
+                let (ids, count) = try found(className, auth, f)
+                #expect(ids == (sees ? [id] : []), "\(who) find \(className)")
+                #expect(count == (sees ? 1 : 0), "\(who) count \(className)")
+                let stored = try #require(try f.objects.fetchStored(className: className, objectId: id))
+                #expect(try f.objects.isVisible(stored, auth: auth) == sees, "\(who) live event \(className)")
+            }
+            let user = parseError { try f.objects.get(className: "_User", objectId: f.owner.userId!, auth: auth) }
+            #expect(user?.code == (sees ? nil : .objectNotFound), "\(who) GET the owner")
+            var byName = FindOptions()
+            byName.whereJSON = ["name": "Olga Owner"]
+            let users = try f.objects.find(className: "_User", options: byName, auth: auth)["results"]?.arrayValue ?? []
+            #expect(users.compactMap { $0["objectId"]?.stringValue } == (sees ? [f.owner.userId!] : []), "\(who) find the owner")
+        }
+        // A comment shows its author through `include=user` to whoever may read the comment.
+        var include = FindOptions()
+        include.include = ["user"]
+        let shown = try f.objects.get(className: WallSchema.commentClass, objectId: comment, options: include, auth: f.friend)
+        #expect(shown["user"]?["name"] == "Olga Owner")
+    }
 }

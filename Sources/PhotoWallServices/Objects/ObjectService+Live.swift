@@ -22,7 +22,7 @@ extension ObjectService {
     /// (`Predicate.matches`), so it also answers for an update's original and a deleted object.
     public func isVisible(_ object: StoredObject, matching predicate: Predicate = .all, auth: AuthContext) throws(ParseError) -> Bool {
         guard Self.mayRead(object, auth) else { return false }
-        if let scope = try readPredicate(object.className, auth), !scope.matches(object) { return false }
+        if let scope = try readPredicate(object.className, auth)?.loadingFriendScopes(), !scope.matches(object) { return false }
         return predicate.matches(object)
     }
 

@@ -381,7 +381,7 @@ public final class ObjectService: Sendable {
         if let known = scopes[o.className] {
             scope = known
         } else {
-            scope = try readPredicate(o.className, auth)
+            scope = try readPredicate(o.className, auth)?.loadingFriendScopes()
             scopes[o.className] = .some(scope)
         }
         guard let scope else { return true }

@@ -42,6 +42,18 @@ extension Predicate {
             if options.contains("s") { regex = regex.dotMatchesNewlines() }
             if options.contains("m") { regex = regex.anchorsMatchLineEndings() }
             return s.contains(regex)
+        case .friendOf(let path, let scope):
+            // A friend list that can't be read admits nobody (callers that must report the failure
+            // resolve the scope first: `resolvingFriendScopes`).
+            guard let members = try? scope.members() else { return false }
+            // As the stores compare a typed field: a Pointer by objectId, a File by name, a Date by iso.
+            return Self.candidates(Self.value(at: path, in: object)).contains { c in
+                switch c {
+                case .string(let s), .pointer(_, let s), .file(let s): return members.contains(s)
+                case .date(let d): return members.contains(d.iso)
+                default: return false
+                }
+            }
         case .containsAll(let path, let list):
             guard let array = Self.value(at: path, in: object)?.arrayValue else { return false }
             let values = array.map(Self.queryValue)

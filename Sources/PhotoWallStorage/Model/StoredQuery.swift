@@ -1,4 +1,5 @@
 import PhotoWallCore
+import Synchronization
 
 /// A validated `where` clause, independent of any SQL dialect.
 ///
@@ -16,8 +17,83 @@ public indirect enum Predicate: Sendable {
     case regex(String, pattern: String, options: String)
     /// `$all`: an Array field containing every value.
     case containsAll(String, [QueryValue])
+    /// The value at the path (an Array field: any element) is the scope's viewer or one of the
+    /// viewer's friends in the store's own friend graph (`FriendGraphStore`, `_FRIENDS`). A friends-only
+    /// read scope: the store evaluates it against its friend table as the query runs, so its cost does
+    /// not grow with the friend list (`FriendScope`). In memory (`matches`) it is the viewer's list.
+    case friendOf(String, FriendScope)
 
     public enum Comparison: String, Sendable { case eq, ne, lt, lte, gt, gte }
+}
+
+/// Whose friends a `Predicate.friendOf` admits: `viewer` (a `_FRIENDS.userId`, the user's
+/// Facebook id) and its friends as the friend graph holds them when the query runs.
+///
+/// A store compiles it to a subquery on its friend table: per row an index probe on
+/// `(userId, friendId)` when the predicate already selects a few rows by `objectId`
+/// (`Predicate.selectsFewObjectIds`: a GET, an `include`), else the viewer's friend rows as the set
+/// the query selects from (the `userFBId` index drives). Either way nothing is bound per friend.
+/// In memory (`Predicate.matches`, for LiveQuery events and `include` filtering) it uses
+/// `members`, loaded once per scope.
+public struct FriendScope: Sendable {
+    /// The viewer's id in the friend graph.
+    public let viewer: String
+    let list: MemberList
+
+    /// - Parameter members: the viewer's friends (and the viewer) for in-memory evaluation; called
+    ///   at most once per scope, and only when an object is matched in memory.
+    public init(viewer: String, members: @escaping @Sendable () throws(ParseError) -> [String]) {
+        self.viewer = viewer
+        list = MemberList(load: members)
+    }
+
+    /// The viewer and its friends (loaded on first use, then kept).
+    /// - Throws: what loading the friend list throws.
+    public func members() throws(ParseError) -> Set<String> {
+        try list.get(viewer)
+    }
+
+    /// The loaded member set, shared by copies of one scope.
+    final class MemberList: Sendable {
+        let load: @Sendable () throws(ParseError) -> [String]
+        let loaded = Mutex<Set<String>?>(nil)
+        init(load: @escaping @Sendable () throws(ParseError) -> [String]) { self.load = load }
+
+        func get(_ viewer: String) throws(ParseError) -> Set<String> {
+            if let known = loaded.withLock({ $0 }) { return known }
+            var set = Set(try load())
+            set.insert(viewer)
+            loaded.withLock { $0 = set }
+            return set
+        }
+    }
+}
+
+extension Predicate {
+    /// Whether the predicate keeps only the few rows it names by `objectId`: one of its top-level
+    /// conjuncts is `objectId` equal to a value or in a list of at most `limit` values. A store then
+    /// evaluates a `friendOf` scope per row rather than as a set to select from.
+    public func selectsFewObjectIds(limit: Int = 64) -> Bool {
+        switch self {
+        case .compare("objectId", .eq, _): return true
+        case .inList("objectId", let values, negated: false): return values.count <= limit
+        case .and(let parts): return parts.contains { $0.selectsFewObjectIds(limit: limit) }
+        default: return false
+        }
+    }
+
+    /// Loads the members of each `friendOf` scope in the predicate now, so that evaluating it in
+    /// memory (`matches`) afterwards reports a friend list that can't be read instead of matching
+    /// nothing. - Returns: the predicate itself. - Throws: what loading a friend list throws.
+    public func loadingFriendScopes() throws(ParseError) -> Predicate {
+        switch self {
+        case .friendOf(_, let scope): _ = try scope.members()
+        case .and(let parts), .or(let parts), .nor(let parts):
+            for p in parts { _ = try p.loadingFriendScopes() }
+        default: break
+        }
+        return self
+    }
 }
 
 /// A constant in a predicate.
