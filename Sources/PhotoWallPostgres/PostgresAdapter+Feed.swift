@@ -171,21 +171,24 @@ extension PostgresAdapter: FeedStore {
     /// `LATERAL` probe per image with comments on the comment class's `(image field, "createdAt")`
     /// index, in one statement (one round trip): a row per latest comment (newest first), or one row
     /// with NULL comment columns for an image with a count but no comment row to show.
-    public func comments(ofImages ids: [String], perImage: Int) throws(ParseError) -> [String: (count: Int, latest: [StoredObject])] {
+    public func comments(ofImages ids: [String], perImage: Int, readers: PermissionSet) throws(ParseError) -> [String: (count: Int, latest: [StoredObject])] {
         guard let p = feedProjection, !ids.isEmpty, try schema(of: p.commentClass) != nil else { return [:] }
         let t = Self.table(p.commentClass)
         let image = PostgresQueryCompiler.textPath(p.commentImageField)
+        var params = PostgresQueryCompiler.Params()
+        let imageIds = params.add(PostgresQueryCompiler.textArrayLiteral(ids), cast: "text[]")
+        let acl = PostgresQueryCompiler.permissionFilter(column: "rperm", readers, &params)
         let sql = """
             SELECT n."imageId", n.count, c.* FROM "_FEED_COMMENTS" n
-            LEFT JOIN LATERAL (SELECT \(Self.columns) FROM \(t) WHERE \(image) = n."imageId"
+            LEFT JOIN LATERAL (SELECT \(Self.columns) FROM \(t) WHERE \(image) = n."imageId" AND \(acl)
                                ORDER BY "createdAt" DESC, "objectId" DESC LIMIT \(max(0, perImage))) c ON TRUE
-            WHERE n."imageId" = ANY($1::text[])
+            WHERE n."imageId" = ANY(\(imageIds))
             ORDER BY n."imageId", c."createdAt" DESC, c."objectId" DESC
             """
         return try guarded {
             try pool.withConnection { conn in
                 var out: [String: (count: Int, latest: [StoredObject])] = [:]
-                for row in try conn.query(sql, [PostgresQueryCompiler.textArrayLiteral(ids)]).rows {
+                for row in try conn.query(sql, params.values).rows {
                     guard let id = row[0] else { continue }
                     if out[id] == nil { out[id] = (Int(row[1] ?? "0") ?? 0, []) }
                     if row[2] != nil { out[id]?.latest.append(try Self.decodeRow(p.commentClass, Array(row.dropFirst(2)))) }

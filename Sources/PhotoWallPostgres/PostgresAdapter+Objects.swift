@@ -127,7 +127,7 @@ extension PostgresAdapter: ObjectStore {
     func schema(for className: String, _ predicate: Predicate, _ order: [SortKey]) throws(ParseError) -> ClassSchema? {
         guard let cached = try schema(of: className) else { return nil }
         var paths = order.map(\.path)
-        Self.collectPaths(predicate, into: &paths)
+        paths += predicate.paths
         let builtins: Set<String> = ["objectId", "createdAt", "updatedAt"]
         let unknown = paths.contains { p in
             let top = p.split(separator: ".").first.map(String.init) ?? p
@@ -144,16 +144,6 @@ extension PostgresAdapter: ObjectStore {
         let fresh = Self.decodeSchema(className, row[0])
         if fresh.fields.count > cached.fields.count { schemas.write { $0[className] = fresh } }
         return fresh
-    }
-
-    static func collectPaths(_ p: Predicate, into paths: inout [String]) {
-        switch p {
-        case .all: break
-        case .and(let ps), .or(let ps), .nor(let ps): for x in ps { collectPaths(x, into: &paths) }
-        case .compare(let path, _, _), .inList(let path, _, _), .exists(let path, _), .regex(let path, _, _), .containsAll(let path, _),
-             .friendOf(let path, _):
-            paths.append(path)
-        }
     }
 
     public func find(_ query: StoredQuery) throws(ParseError) -> [StoredObject] {

@@ -185,12 +185,13 @@ extension SQLiteAdapter: FeedStore {
     /// here. The index holds no `objectId`, so `ORDER BY createdAt DESC, objectId DESC LIMIT n` made
     /// SQLite read every comment of the image into a temporary sort: O(comments) per image, and a
     /// sorter opened per image even for one comment (about 4 µs of each of the page's 20 probes).
-    public func comments(ofImages ids: [String], perImage: Int) throws(ParseError) -> [String: (count: Int, latest: [StoredObject])] {
+    public func comments(ofImages ids: [String], perImage: Int, readers: PermissionSet) throws(ParseError) -> [String: (count: Int, latest: [StoredObject])] {
         guard let p = feedProjection, !ids.isEmpty, try schema(of: p.commentClass) != nil else { return [:] }
         let t = Self.table(p.commentClass)
         let image = SQLiteQueryCompiler.jsonPath(p.commentImageField)
         let counts = "SELECT imageId, count FROM _FEED_COMMENTS WHERE imageId IN (\(Self.placeholders(ids.count)))"
-        let latestSQL = "SELECT \(Self.columns) FROM \(t) WHERE \(image) = ? ORDER BY createdAt DESC"
+        let (acl, aclArgs) = SQLiteQueryCompiler.permissionFilter(column: "rperm", readers)
+        let latestSQL = "SELECT \(Self.columns) FROM \(t) WHERE \(image) = ? AND \(acl) ORDER BY createdAt DESC"
         return try guarded {
             try db.read { conn in
                 var out: [String: (count: Int, latest: [StoredObject])] = [:]
@@ -201,7 +202,7 @@ extension SQLiteAdapter: FeedStore {
                     guard out[id] != nil else { out[id] = (0, []); continue }
                     guard perImage > 0 else { continue }
                     var latest: [StoredObject] = []
-                    try conn.forEachRawRow(latestSQL, [.text(id)], until: { row in
+                    try conn.forEachRawRow(latestSQL, [.text(id)] + aclArgs, until: { row in
                         // Past `perImage` only ties of the last one kept can still belong (rows come newest first).
                         if latest.count >= perImage, row.int64(1) < latest[perImage - 1].createdAt.millisecondsSince1970 { return true }
                         latest.append(try Self.decodeRow(p.commentClass, row))

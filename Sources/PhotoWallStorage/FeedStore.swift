@@ -39,9 +39,10 @@ public protocol FeedStore: Sendable {
     ///   - scanLimit: `.globalScan` stops after this many index entries; the caller finishes a short page per author.
     func feedKeys(authors: [String]?, viewer viewerId: String, before: FeedCursor?, limit: Int, strategy: FeedStrategy,
                   scanLimit: Int) throws(ParseError) -> (keys: [FeedCursor], scannedToEnd: Bool)
-    /// The newest `perImage` comments (`FeedProjection.commentClass`) of each image, newest first,
-    /// and each image's comment count (an image without comments has count 0 or no entry).
-    func comments(ofImages ids: [String], perImage: Int) throws(ParseError) -> [String: (count: Int, latest: [StoredObject])]
+    /// The newest `perImage` comments (`FeedProjection.commentClass`) of each image that `readers`
+    /// may read by their ACL (nil: all, the master key), newest first, and each image's comment count
+    /// (an image without comments has count 0 or no entry; the count is of all its comments).
+    func comments(ofImages ids: [String], perImage: Int, readers: PermissionSet) throws(ParseError) -> [String: (count: Int, latest: [StoredObject])]
     /// The author count up to which `.perAuthor` is the cheaper strategy for the data as it is now
     /// (it grows with the number of images), or nil to leave it to the caller's fixed threshold.
     func suggestedFeedThreshold() -> Int?
@@ -56,4 +57,11 @@ public protocol FeedStore: Sendable {
 extension FeedStore {
     public func suggestedFeedThreshold() -> Int? { nil }
     public func readingOneSnapshot<T: Sendable>(_ body: () throws(ParseError) -> T) throws(ParseError) -> T { try body() }
+}
+
+extension FeedStore {
+    /// `comments(ofImages:perImage:readers:)` whoever may read them (the master key's view).
+    public func comments(ofImages ids: [String], perImage: Int) throws(ParseError) -> [String: (count: Int, latest: [StoredObject])] {
+        try comments(ofImages: ids, perImage: perImage, readers: nil)
+    }
 }

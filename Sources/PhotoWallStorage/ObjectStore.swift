@@ -47,4 +47,39 @@ public protocol ObjectStore: Sendable {
 
 extension ObjectStore {
     public func forEachStoredRow(_ query: StoredQuery, _ body: (StoredRowView) -> Void) throws(ParseError) -> Bool { false }
+
+    /// `find` for a caller that reads only the top-level fields named in `members` of each object:
+    /// each object holds those fields (when present) and its whole ACL; the text of the other fields
+    /// is skipped, not decoded. Where the store doesn't hand out its rows' text (`forEachStoredRow`)
+    /// or a row's text can't be read member by member, the objects are read whole (`find`) and then
+    /// cut to `members`, so the answer is the same either way.
+    /// - Throws: what `find` throws; 123 for a stored ACL that can't be read.
+    public func find(_ query: StoredQuery, members: Set<String>) throws(ParseError) -> [StoredObject] {
+        let names = members.map { (Array($0.utf8), $0) }
+        var out: [StoredObject] = []
+        var unreadable = false
+        let streamed = try forEachStoredRow(query) { row in
+            var fields: [String: JSON] = [:]
+            let whole = JSON.forEachMember(ofObjectText: row.fieldsText) { key, value in
+                guard let name = names.first(where: { $0.0.elementsEqual(key) })?.1 else { return }
+                if let v = try? JSON.parse(value) { fields[name] = v } else { unreadable = true }
+            }
+            // A stored ACL that can't be read must not pass as none (public): read the row whole instead.
+            var acl: ACL?
+            if let text = row.aclText {
+                if let json = try? JSON.parse(text), let a = try? ACL(json: json) { acl = a } else { unreadable = true }
+            }
+            if !whole { unreadable = true }
+            out.append(StoredObject(className: row.className, objectId: String(decoding: row.objectId, as: UTF8.self),
+                                    createdAt: row.createdAt, updatedAt: row.updatedAt, fields: fields, acl: acl))
+        }
+        guard streamed, !unreadable else {
+            return try find(query).map { (o: StoredObject) -> StoredObject in
+                var cut = o
+                cut.fields = o.fields.filter { members.contains($0.key) }
+                return cut
+            }
+        }
+        return out
+    }
 }

@@ -60,24 +60,43 @@ public final class FeedService: Sendable {
         }
     }
 
-    /// One page for `viewer` (`feed`, inside its snapshot).
+    /// At most this many reads of keys fill one page past images whose ACL hides them from the viewer
+    /// (each read asks for what is still missing); a page still short after them ends with a cursor,
+    /// and the next page goes on from there.
+    static let maxFillRounds = 8
+
+    /// One page for `viewer` (`feed`, inside its snapshot): the newest images of the wall's audience
+    /// that the viewer may read by their ACL, as GET would show them (`shownImages`).
     func page(viewer: StoredObject, cursor: FeedCursor?, limit: Int, auth: AuthContext, objects: ObjectService) throws(ParseError) -> JSON {
         let me = WallRules.wallId(of: viewer)
-        let keys: [FeedCursor]
-        if wall.visibility == .public {
-            keys = try publicPage(before: cursor, limit: limit)
-        } else {
+        var strategy = FeedStrategy.perAuthor
+        var authors: [String]?
+        if wall.visibility == .friends {
             // Choose the strategy from the friend count alone, counted only up to the threshold; a
             // large friend list is joined in the database rather than built here.
             let threshold = perAuthorThreshold
             let count = try (wall.friends?.friendCount(of: viewer, upTo: threshold) ?? 0) + 1
-            let strategy: FeedStrategy = count <= threshold ? .perAuthor : .globalScan
+            strategy = count <= threshold ? .perAuthor : .globalScan
             // The viewer and their friends are joined from the friend graph in the database (both
             // strategies); a viewer without a provider id has no friends there: only their own posts.
-            let authors: [String]? = viewer.fields["fbId"] == nil ? [me] : nil
-            keys = try page(authors: authors, viewer: me, strategy: strategy, before: cursor, limit: limit)
+            authors = viewer.fields["fbId"] == nil ? [me] : nil
         }
-        return try render(keys: keys, limit: limit, auth: auth, objects: objects)
+        var shown: [StoredObject] = []
+        var before = cursor
+        var next: FeedCursor?
+        for _ in 0..<Self.maxFillRounds {
+            let wanted = limit - shown.count
+            let keys = wall.visibility == .public
+                ? try publicPage(before: before, limit: wanted)
+                : try page(authors: authors, viewer: me, strategy: strategy, before: before, limit: wanted)
+            shown += try shownImages(keys.map(\.objectId), readers: auth.permissions)
+            // Fewer keys than asked: the wall has no older image.
+            guard keys.count == wanted, let last = keys.last else { next = nil; break }
+            next = last
+            before = last
+            if shown.count == limit { break }
+        }
+        return try render(images: shown, next: next, auth: auth, objects: objects)
     }
 
     /// The strategy the feed uses for `authorCount` authors.
@@ -105,11 +124,10 @@ public final class FeedService: Sendable {
         return keys
     }
 
-    func render(keys: [FeedCursor], limit: Int, auth: AuthContext, objects: ObjectService) throws(ParseError) -> JSON {
-        let ids = keys.map(\.objectId)
-        let byId = try shownImages(ids)
-        let images = ids.compactMap { byId[$0] }
-        let comments = try store.comments(ofImages: images.map(\.objectId), perImage: Self.latestComments)
+    /// The page's JSON: `images` (as `shownImages` read them) with their authors, files, comment counts and
+    /// latest comments the viewer may read, and `nextCursor` (`next`, encoded).
+    func render(images: [StoredObject], next: FeedCursor?, auth: AuthContext, objects: ObjectService) throws(ParseError) -> JSON {
+        let comments = try store.comments(ofImages: images.map(\.objectId), perImage: Self.latestComments, readers: auth.permissions)
         // Authors as `include=user` on these posts shows them (the private-user rule of `WallRules`):
         // the viewer in full, anyone else `objectId`, `name`, `fbId`; of those only these three.
         let imageAuthors = Set(images.compactMap { $0.fields["user"]?["objectId"]?.stringValue })
@@ -117,7 +135,8 @@ public final class FeedService: Sendable {
         for (_, c) in comments { for x in c.latest { if let u = x.fields["user"]?["objectId"]?.stringValue { commentAuthors.insert(u) } } }
         let (imageVia, commentVia) = (WallSchema.imageClass + ".user", WallSchema.commentClass + ".user")
         // One read of every author; each shown as the pointer that names it reveals it.
-        let seen = try objects.includedObjects(className: "_User", idsVia: [imageVia: imageAuthors, commentVia: commentAuthors], auth: auth)
+        let seen = try objects.includedObjects(className: "_User", idsVia: [imageVia: imageAuthors, commentVia: commentAuthors], auth: auth,
+                                               members: ["name", "fbId"])
         var people: [String: JSON] = [:]
         for (id, u) in seen {
             people[id] = ["objectId": .string(id), "name": u["name"] ?? .null, "fbId": u["fbId"] ?? .null]
@@ -156,37 +175,20 @@ public final class FeedService: Sendable {
                 }),
             ])
         }
-        let next: JSON = keys.count == limit ? keys.last.map { .string(Self.encodeCursor($0)) } ?? .null : .null
-        return ["images": .array(out), "nextCursor": next]
+        return ["images": .array(out), "nextCursor": next.map { .string(Self.encodeCursor($0)) } ?? .null]
     }
 
     /// The fields of an image the feed shows (`render`).
-    static let shownImageFields = ["image", "thumbnail", "display", "width", "height", "caption", "user"]
-    static let shownImageKeys = shownImageFields.map { Array($0.utf8) }
+    static let shownImageFields: Set<String> = ["image", "thumbnail", "display", "width", "height", "caption", "user"]
 
-    /// The page's images by objectId, holding only `shownImageFields` and no ACL (the feed reads
-    /// images with the master's rights and applies the wall's rules itself). Where the store hands
-    /// out its rows' text (`ObjectStore.forEachStoredRow`), only those members are decoded; else
-    /// the rows are decoded whole (`find`).
-    func shownImages(_ ids: [String]) throws(ParseError) -> [String: StoredObject] {
-        let q = StoredQuery(className: WallSchema.imageClass, predicate: .inList("objectId", ids.map { .string($0) }, negated: false), readers: nil)
-        var out: [String: StoredObject] = [:]
-        out.reserveCapacity(ids.count)
-        var unreadable = false
-        let streamed = try rows.forEachStoredRow(q) { row in
-            var fields: [String: JSON] = [:]
-            let whole = JSON.forEachMember(ofObjectText: row.fieldsText) { key, value in
-                guard let i = Self.shownImageKeys.firstIndex(where: { $0.elementsEqual(key) }) else { return }
-                fields[Self.shownImageFields[i]] = try? JSON.parse(value)
-            }
-            if !whole { unreadable = true }
-            let id = String(decoding: row.objectId, as: UTF8.self)
-            out[id] = StoredObject(className: row.className, objectId: id, createdAt: row.createdAt, updatedAt: row.updatedAt, fields: fields, acl: nil)
-        }
-        guard streamed, !unreadable else {
-            return Dictionary(try rows.find(q).map { ($0.objectId, $0) }, uniquingKeysWith: { a, _ in a })
-        }
-        return out
+    /// The images with these ids that `readers` may read by their ACL (nil: all), in the order of `ids`,
+    /// holding only `shownImageFields` (`ObjectStore.find(_:members:)`: only those members are decoded
+    /// where the store hands out its rows' text). The wall's read scope was applied by the keys.
+    func shownImages(_ ids: [String], readers: PermissionSet) throws(ParseError) -> [StoredObject] {
+        guard !ids.isEmpty else { return [] }
+        let q = StoredQuery(className: WallSchema.imageClass, predicate: .inList("objectId", ids.map { .string($0) }, negated: false), readers: readers)
+        let byId = Dictionary(try rows.find(q, members: Self.shownImageFields).map { ($0.objectId, $0) }, uniquingKeysWith: { a, _ in a })
+        return ids.compactMap { byId[$0] }
     }
 
     /// Opaque cursor: base64url of `<createdAt ms>:<objectId>`.

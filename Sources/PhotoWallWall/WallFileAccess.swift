@@ -61,7 +61,8 @@ public final class WallFileAccess: FileAccess {
            Crypto.constantTimeEquals(Array(sig.utf8), Array(mac(name, exp).utf8)) {
             return true
         }
-        guard let auth, let owner = image.fields[WallSchema.authorField]?.stringValue else { return false }
+        // As GET of the image decides: its ACL, then the wall's read scope.
+        guard let auth, ObjectService.mayRead(image, auth), let owner = image.fields[WallSchema.authorField]?.stringValue else { return false }
         return try wall.canSee(ownerWallId: owner, auth: auth)
     }
 }

@@ -131,9 +131,9 @@ public struct WallRules: Sendable {
             guard let imageId = body[WallSchema.commentImageField] else { throw ParseError(.incorrectType, "A comment needs an imageObjectId.") }
             let image = try imageId.stringValue.flatMap { (id: String) throws(ParseError) -> StoredObject? in
                 try database.find(StoredQuery(className: WallSchema.imageClass, predicate: .compare("objectId", .eq, .string(id)),
-                                              limit: 1, readers: nil)).first
+                                              limit: 1, readers: auth.permissions)).first
             }
-            // An image you can't see is reported as missing, as GET does.
+            // An image you can't see (its ACL, then the wall's scope) is reported as missing, as GET does.
             guard let image, let owner = image.fields[WallSchema.authorField]?.stringValue, try canSee(ownerWallId: owner, auth: auth) else {
                 throw ParseError(.objectNotFound, "The image to comment on does not exist.")
             }

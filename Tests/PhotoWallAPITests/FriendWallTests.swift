@@ -97,12 +97,43 @@ import PhotoWallCore
         let expired = signed.replacingOccurrences(of: #"exp=\d+"#, with: "exp=1000", options: .regularExpression)
         #expect(try await s.request("GET", expired, key: .none).status == 404)
 
+        // The owner narrows the photo's ACL to themselves: to the friend it is gone everywhere GET says
+        // so — the feed, its file by session, commenting on it — and back when the ACL opens again.
+        func feedIds(_ session: String) async throws -> [String] {
+            try await s.request("POST", "/functions/feed", json: ["limit": 100], key: .session(session))
+                .json["result"]?["images"]?.arrayValue?.compactMap { $0["objectId"]?.stringValue } ?? []
+        }
+        #expect(try await feedIds(friendSession).contains(photoId))
+        let ownerOnly: JSON = [.init(ownerId): ["read": true, "write": true]]
+        #expect(try await s.request("PUT", "/classes/WallImage/\(photoId)", json: ["ACL": ownerOnly], key: .session(ownerSession)).status == 200)
+        #expect(try await s.request("GET", "/classes/WallImage/\(photoId)", key: .session(friendSession)).json["code"] == 101)
+        #expect(try await !feedIds(friendSession).contains(photoId), "the feed hides what GET hides")
+        #expect(try await feedIds(ownerSession).contains(photoId))
+        #expect(try await s.request("GET", plainURL, key: .session(friendSession)).status == 404, "the file by session follows the ACL")
+        #expect(try await s.request("GET", plainURL, key: .session(ownerSession)).status == 200)
+        #expect(try await s.request("POST", "/classes/WallImageComment", json: ["comment": "hidden?", "imageObjectId": .string(photoId)],
+                                    key: .session(friendSession)).json["code"] == 101, "no comment on an image you can't see")
+        // A comment only its author may read is not among the latest comments others see.
+        let secret = try #require(try await s.request("POST", "/classes/WallImageComment", json: [
+            "comment": "owner only", "imageObjectId": .string(image), "ACL": ownerOnly,
+        ], key: .session(ownerSession)).json["objectId"]?.stringValue)
+        func latest(_ session: String) async throws -> [String] {
+            let images = try await s.request("POST", "/functions/feed", json: ["limit": 100], key: .session(session)).json["result"]?["images"]?.arrayValue ?? []
+            let shown = images.first { $0["objectId"]?.stringValue == image }
+            return shown?["comments"]?.arrayValue?.compactMap { $0["objectId"]?.stringValue } ?? []
+        }
+        #expect(try await !latest(friendSession).contains(secret))
+        #expect(try await latest(ownerSession).contains(secret))
+        #expect(try await s.request("DELETE", "/classes/WallImageComment/\(secret)", key: .session(ownerSession)).status == 200)
+        #expect(try await s.request("PUT", "/classes/WallImage/\(photoId)", json: ["ACL": ["*": ["read": true], .init(ownerId): ["read": true, "write": true]]],
+                                    key: .session(ownerSession)).status == 200)
+        #expect(try await feedIds(friendSession).contains(photoId))
+
         // Deleting comments: not the stranger; the image's owner may delete the friend's comment.
         #expect(try await s.request("DELETE", "/classes/WallImageComment/\(friendCommentId)", key: .session(strangerSession)).json["code"] == 101)
         #expect(try await s.request("PUT", "/classes/WallImageComment/\(friendCommentId)", json: ["comment": "edited"],
                                     key: .session(ownerSession)).json["code"] == 101, "the owner may delete, not edit, others' comments")
         #expect(try await s.request("DELETE", "/classes/WallImageComment/\(friendCommentId)", key: .session(ownerSession)).status == 200)
-        _ = ownerId
 
         // The friendship ends at the provider: after the next sync (TTL 1 s) the friend loses access.
         try await fb.post("/__control/friendships/\(owner)/\(friend)", method: "DELETE")

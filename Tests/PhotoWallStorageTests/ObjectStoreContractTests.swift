@@ -145,4 +145,27 @@ import PhotoWallTesting
         }
         #expect(try db.count(StoredQuery(className: "D", predicate: .regex("s", pattern: "\\bV[34]\\b", options: "i"), readers: nil)) == 2)
     }
+
+    /// `find(_:members:)` answers as `find` does, cut to the named fields: the same objects in the same
+    /// order, their whole ACLs, the `readers` filter applied (streamed from the rows' text on SQLite,
+    /// read whole and cut on PostgreSQL).
+    @Test(arguments: Backend.allCases)
+    func findWithMembersIsFindCutToThem(_ backend: Backend) throws {
+        let db = try backend.open().db
+        let mine = ACL(entries: ["u1": ACL.Access(read: true, write: true)])
+        try db.insert(object("P", ["name": "a", "fbId": "1", "authData": ["facebook": ["id": "1", "access_token": "secret"]], "n": 1], id: "p1"))
+        try db.insert(object("P", ["name": "b", "n": 2, "o": ["x": [1, 2]]], acl: mine, id: "p2"))
+        try db.insert(object("P", ["fbId": "3", "n": 3], id: "p3"))
+        let members: Set<String> = ["name", "fbId", "o"]
+        for readers in [nil, ["*"], ["*", "u1"]] as [PermissionSet] {
+            let q = StoredQuery(className: "P", order: [SortKey(path: "n", descending: true)], readers: readers)
+            let whole = try db.find(q)
+            let cut = try db.find(q, members: members)
+            #expect(cut.map(\.objectId) == whole.map(\.objectId), "\(String(describing: readers))")
+            #expect(cut.map(\.acl) == whole.map(\.acl))
+            #expect(cut.map(\.fields) == whole.map { $0.fields.filter { members.contains($0.key) } })
+            #expect(cut.map(\.createdAt) == whole.map(\.createdAt))
+        }
+        #expect(try db.find(StoredQuery(className: "P", readers: ["*"]), members: ["name"]).map(\.objectId).sorted() == ["p1", "p3"])
+    }
 }

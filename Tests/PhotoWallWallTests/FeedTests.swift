@@ -103,5 +103,38 @@ import Glibc
             #expect(url.hasPrefix(f.objects.config.fileURL(name) + "?exp="), "\(url)")
         }
     }
-}
 
+    /// An image whose ACL hides it from the viewer is left out of the viewer's feed, as GET leaves it out;
+    /// a page goes on past such images (`FeedService.maxFillRounds` reads of keys) instead of coming back
+    /// short or empty while older images remain.
+    @Test(arguments: [FeedStrategy.perAuthor, .globalScan])
+    func imagesTheViewerMayNotReadAreLeftOutAndPagesFillPastThem(strategy: FeedStrategy) throws {
+        let f = try WallFixture(feedThreshold: strategy == .perAuthor ? 300 : 0)
+        var open: [String] = []
+        for i in 0..<3 { open.append(try f.image("open \(i)", by: f.owner)) }
+        usleep(2_000)
+        let ownerOnly: JSON = [.init(f.owner.userId!): ["read": true, "write": true]]
+        var hidden: [String] = []
+        for i in 0..<12 {
+            hidden.append(try f.objects.create(className: WallSchema.imageClass, body: ["caption": .string("hidden \(i)"), "ACL": ownerOnly],
+                                               auth: f.owner).objectId)
+        }
+        let feed = try #require(f.objects.functions["feed"])
+        func pages(_ auth: AuthContext, limit: Int) throws -> [[String]] {
+            var out: [[String]] = []
+            var cursor: JSON = .null
+            repeat {
+                let page = try feed(["limit": .number(Double(limit)), "cursor": cursor], auth)
+                out.append(try #require(page["images"]?.arrayValue).compactMap { $0["objectId"]?.stringValue })
+                cursor = page["nextCursor"] ?? .null
+            } while !cursor.isNull && out.count < 20
+            return out
+        }
+        let friendPages = try pages(f.friend, limit: 2)
+        #expect(friendPages.flatMap { $0 } == (try newestFirst(open, f)))
+        #expect(friendPages.dropLast().allSatisfy { $0.count == 2 }, "\(friendPages)")
+        #expect(try pages(f.owner, limit: 5).flatMap { $0 } == (try newestFirst(open + hidden, f)))
+        // GET agrees.
+        #expect(parseError { try f.objects.get(className: WallSchema.imageClass, objectId: hidden[0], auth: f.friend) }?.code == .objectNotFound)
+    }
+}

@@ -363,7 +363,7 @@ public final class ObjectService: Sendable {
 
     /// Whether the object's ACL lets `auth` read it (no ACL: everyone; the master key: always). The
     /// one in-memory form of the `readers` filter the adapters apply in SQL.
-    static func mayRead(_ object: StoredObject, _ auth: AuthContext) -> Bool {
+    public static func mayRead(_ object: StoredObject, _ auth: AuthContext) -> Bool {
         guard let acl = object.acl, let permissions = auth.permissions else { return true }
         return permissions.contains { acl.entries[$0]?.read == true }
     }
@@ -392,8 +392,12 @@ public final class ObjectService: Sendable {
     /// `include` filters per viewer with `includes(_:via:auth:scopes:)`.
     func includeTargets(className: String, ids: Set<String>) throws(ParseError) -> [StoredObject] {
         guard ObjectNames.isValidClassName(className), !ids.isEmpty else { return [] }
-        return try store.find(StoredQuery(className: className, predicate: .inList("objectId", ids.sorted().map { .string($0) }, negated: false),
-                                          readers: nil))
+        return try store.find(Self.byIds(className, ids))
+    }
+
+    /// The objects of `className` with these ids, whoever may read them (`readers` nil).
+    static func byIds(_ className: String, _ ids: Set<String>) -> StoredQuery {
+        StoredQuery(className: className, predicate: .inList("objectId", ids.sorted().map { .string($0) }, negated: false), readers: nil)
     }
 
     /// The objects of `className` with these ids that `include` through the pointer field `via`
@@ -406,11 +410,24 @@ public final class ObjectService: Sendable {
     /// `includedObjects(className:ids:via:auth:)` for ids reached through several pointer fields, with one
     /// read: an object is shown when `include` through any field that names it shows it. The feed renders
     /// post and comment authors through this, as `include=user` on each would.
-    public func includedObjects(className: String, idsVia: [String: Set<String>], auth: AuthContext) throws(ParseError) -> [String: [String: JSON]] {
+    /// - Parameter members: for a caller that shows only these top-level fields of each object: the
+    ///   store decodes only them and the fields the class's read scope tests (`ObjectStore.find(_:members:)`),
+    ///   and each object shown holds at most them; the ACL and read-scope checks are the same. nil: whole objects.
+    public func includedObjects(className: String, idsVia: [String: Set<String>], auth: AuthContext,
+                                members: Set<String>? = nil) throws(ParseError) -> [String: [String: JSON]] {
         var out: [String: [String: JSON]] = [:]
         var scopes: [String: Predicate?] = [:]
         let all = idsVia.values.reduce(into: Set<String>()) { $0.formUnion($1) }
-        for o in try includeTargets(className: className, ids: all) {
+        var targets: [StoredObject]
+        if let members, ObjectNames.isValidClassName(className), !all.isEmpty {
+            // The fields the class's read scope tests are read with the members (`includes` evaluates
+            // the scope, loading a friend list, only for targets no `via` reveals).
+            let tested = (try readPredicate(className, auth)?.paths ?? []).map { String($0.prefix { $0 != "." }) }
+            targets = try store.find(Self.byIds(className, all), members: members.union(tested))
+        } else {
+            targets = try includeTargets(className: className, ids: all)
+        }
+        for o in targets {
             for (via, ids) in idsVia.sorted(by: { $0.key < $1.key }) where ids.contains(o.objectId) {
                 if try includes(o, via: via, auth: auth, scopes: &scopes) {
                     out[o.objectId] = wireObject(o, auth: auth)

@@ -82,6 +82,17 @@ extension Predicate {
         }
     }
 
+    /// Every field path the predicate tests, in order (with repeats).
+    public var paths: [String] {
+        switch self {
+        case .all: return []
+        case .and(let ps), .or(let ps), .nor(let ps): return ps.flatMap(\.paths)
+        case .compare(let path, _, _), .inList(let path, _, _), .exists(let path, _), .regex(let path, _, _), .containsAll(let path, _),
+             .friendOf(let path, _):
+            return [path]
+        }
+    }
+
     /// Loads the members of each `friendOf` scope in the predicate now, so that evaluating it in
     /// memory (`matches`) afterwards reports a friend list that can't be read instead of matching
     /// nothing. - Returns: the predicate itself. - Throws: what loading a friend list throws.
