@@ -137,14 +137,20 @@ extension PostgresAdapter: FeedStore {
     /// image has. Creates the trigger when the comment table exists and it doesn't, refilling the
     /// counts from the comments already stored (under a lock that holds off writers meanwhile);
     /// otherwise does nothing. Runs inside a transaction.
+    ///
+    /// Also makes sure of the partial index of comments not everyone may read (`hiddenCommentsFilter`),
+    /// by which `comments(ofImages:perImage:readers:)` takes the ones a viewer may not read out of the
+    /// count: it holds only such comments, so that probe costs nothing for an image without them.
     func ensureCommentCounter(_ conn: PostgresConnection) throws {
         guard let p = feedProjection else { return }
         let t = Self.table(p.commentClass)
-        let name = "t_\(p.commentClass.replacingOccurrences(of: "\"", with: "\"\""))_feedCount"
-        guard try conn.query("SELECT to_regclass($1::text) IS NOT NULL", [t]).first?[0] == "t",
-              try conn.query("SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass($1::text) AND tgname = $2::text", [t, name]).first == nil
-        else { return }
+        let escaped = p.commentClass.replacingOccurrences(of: "\"", with: "\"\"")
+        let name = "t_\(escaped)_feedCount"
+        guard try conn.query("SELECT to_regclass($1::text) IS NOT NULL", [t]).first?[0] == "t" else { return }
         let image = PostgresQueryCompiler.textPath(p.commentImageField)
+        try conn.execute("CREATE INDEX IF NOT EXISTS \"i_\(escaped)_feedHidden\" ON \(t) (\(image)) WHERE \(Self.hiddenCommentsFilter)")
+        guard try conn.query("SELECT 1 FROM pg_trigger WHERE tgrelid = to_regclass($1::text) AND tgname = $2::text", [t, name]).first == nil
+        else { return }
         func of(_ row: String) -> String { image.replacingOccurrences(of: "(doc", with: "(\(row).doc") }
         try conn.execute("""
             LOCK TABLE \(t) IN SHARE ROW EXCLUSIVE MODE;
@@ -167,6 +173,9 @@ extension PostgresAdapter: FeedStore {
             """)
     }
 
+    /// The rows not everyone may read: an ACL (`rperm`, the readers) without `*`.
+    static let hiddenCommentsFilter = "rperm IS NOT NULL AND NOT ('*' = ANY(rperm))"
+
     /// Counts from `"_FEED_COMMENTS"` (a primary-key probe per image) and the latest comments by one
     /// `LATERAL` probe per image with comments on the comment class's `(image field, "createdAt")`
     /// index, in one statement (one round trip): a row per latest comment (newest first), or one row
@@ -178,8 +187,11 @@ extension PostgresAdapter: FeedStore {
         var params = PostgresQueryCompiler.Params()
         let imageIds = params.add(PostgresQueryCompiler.textArrayLiteral(ids), cast: "text[]")
         let acl = PostgresQueryCompiler.permissionFilter(column: "rperm", readers, &params)
+        // Less the comments the readers may not read (the partial index `ensureCommentCounter` makes).
+        let hidden = readers == nil ? "0"
+            : "(SELECT count(*) FROM \(t) WHERE \(image) = n.\"imageId\" AND \(Self.hiddenCommentsFilter) AND NOT \(acl))"
         let sql = """
-            SELECT n."imageId", n.count, c.* FROM "_FEED_COMMENTS" n
+            SELECT n."imageId", n.count - \(hidden), c.* FROM "_FEED_COMMENTS" n
             LEFT JOIN LATERAL (SELECT \(Self.columns) FROM \(t) WHERE \(image) = n."imageId" AND \(acl)
                                ORDER BY "createdAt" DESC, "objectId" DESC LIMIT \(max(0, perImage))) c ON TRUE
             WHERE n."imageId" = ANY(\(imageIds))

@@ -144,6 +144,9 @@ extension SQLiteAdapter: FeedStore {
         }
     }
 
+    /// The rows not everyone may read: an ACL (`rperm`, a JSON array of the readers) without `"*"`.
+    static let hiddenCommentsFilter = "rperm IS NOT NULL AND instr(rperm, '\"*\"') = 0"
+
     /// Each image's comment count in `_FEED_COMMENTS(imageId, count)`, kept by three triggers on the
     /// comment class's table (insert +1, delete −1, a changed image field moves one), so every write —
     /// a request, a batch, a cascade's `deleteAll`, a bulk load — updates it in its own transaction,
@@ -151,14 +154,18 @@ extension SQLiteAdapter: FeedStore {
     /// Creates the triggers when the comment table exists and they don't, refilling the counts from
     /// the comments already stored (a database from before the counter); otherwise does nothing.
     /// Runs inside a write transaction.
+    ///
+    /// Also makes sure of the partial index of comments not everyone may read (`hiddenCommentsFilter`),
+    /// by which `comments(ofImages:perImage:readers:)` takes the ones a viewer may not read out of the
+    /// count: it holds only such comments, so that probe costs nothing for an image without them.
     func ensureCommentCounter(_ conn: SQLiteConnection) throws {
         guard let p = feedProjection else { return }
         let t = Self.table(p.commentClass)
         let name = "t_\(p.commentClass)_feedCount"
-        guard try !conn.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text("c_" + p.commentClass)]).isEmpty,
-              try conn.query("SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = ?", [.text(name + "_insert")]).isEmpty
-        else { return }
+        guard try !conn.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text("c_" + p.commentClass)]).isEmpty else { return }
         let image = SQLiteQueryCompiler.jsonPath(p.commentImageField)
+        try conn.execute("CREATE INDEX IF NOT EXISTS \"i_\(p.commentClass)_feedHidden\" ON \(t)(\(image)) WHERE \(Self.hiddenCommentsFilter)")
+        guard try conn.query("SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = ?", [.text(name + "_insert")]).isEmpty else { return }
         func of(_ row: String) -> String { image.replacingOccurrences(of: "(doc,", with: "(\(row).doc,") }
         let add = { (row: String) in
             "INSERT INTO _FEED_COMMENTS(imageId, count) SELECT \(of(row)), 1 WHERE \(of(row)) IS NOT NULL ON CONFLICT(imageId) DO UPDATE SET count = count + 1;"
@@ -192,11 +199,18 @@ extension SQLiteAdapter: FeedStore {
         let counts = "SELECT imageId, count FROM _FEED_COMMENTS WHERE imageId IN (\(Self.placeholders(ids.count)))"
         let (acl, aclArgs) = SQLiteQueryCompiler.permissionFilter(column: "rperm", readers)
         let latestSQL = "SELECT \(Self.columns) FROM \(t) WHERE \(image) = ? AND \(acl) ORDER BY createdAt DESC"
+        // The comments the readers may not read, by image (the partial index `ensureCommentCounter` makes).
+        let hiddenSQL = "SELECT \(image), count(*) FROM \(t) WHERE \(image) IN (\(Self.placeholders(ids.count))) AND \(Self.hiddenCommentsFilter) AND NOT \(acl) GROUP BY 1"
         return try guarded {
             try db.read { conn in
                 var out: [String: (count: Int, latest: [StoredObject])] = [:]
                 for row in try conn.query(counts, ids.map { .text($0) }) {
                     if let id = row[0].text { out[id] = (Int(row[1].integer ?? 0), []) }
+                }
+                if readers != nil, !out.isEmpty {
+                    for row in try conn.query(hiddenSQL, ids.map { .text($0) } + aclArgs) {
+                        if let id = row[0].text, let n = row[1].integer { out[id]?.count -= Int(n) }
+                    }
                 }
                 for id in ids {
                     guard out[id] != nil else { out[id] = (0, []); continue }

@@ -40,8 +40,9 @@ public protocol FeedStore: Sendable {
     func feedKeys(authors: [String]?, viewer viewerId: String, before: FeedCursor?, limit: Int, strategy: FeedStrategy,
                   scanLimit: Int) throws(ParseError) -> (keys: [FeedCursor], scannedToEnd: Bool)
     /// The newest `perImage` comments (`FeedProjection.commentClass`) of each image that `readers`
-    /// may read by their ACL (nil: all, the master key), newest first, and each image's comment count
-    /// (an image without comments has count 0 or no entry; the count is of all its comments).
+    /// may read by their ACL (nil: all, the master key), newest first, and each image's count of those
+    /// comments (an image without comments has count 0 or no entry): a kept counter, less the comments
+    /// not everyone may read that `readers` may not (an index of such comments only).
     func comments(ofImages ids: [String], perImage: Int, readers: PermissionSet) throws(ParseError) -> [String: (count: Int, latest: [StoredObject])]
     /// The author count up to which `.perAuthor` is the cheaper strategy for the data as it is now
     /// (it grows with the number of images), or nil to leave it to the caller's fixed threshold.

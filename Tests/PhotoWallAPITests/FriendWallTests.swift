@@ -117,13 +117,15 @@ import PhotoWallCore
         let secret = try #require(try await s.request("POST", "/classes/WallImageComment", json: [
             "comment": "owner only", "imageObjectId": .string(image), "ACL": ownerOnly,
         ], key: .session(ownerSession)).json["objectId"]?.stringValue)
-        func latest(_ session: String) async throws -> [String] {
+        func latest(_ session: String) async throws -> (ids: [String], count: Int?) {
             let images = try await s.request("POST", "/functions/feed", json: ["limit": 100], key: .session(session)).json["result"]?["images"]?.arrayValue ?? []
             let shown = images.first { $0["objectId"]?.stringValue == image }
-            return shown?["comments"]?.arrayValue?.compactMap { $0["objectId"]?.stringValue } ?? []
+            return (shown?["comments"]?.arrayValue?.compactMap { $0["objectId"]?.stringValue } ?? [], shown?["commentCount"]?.intValue)
         }
-        #expect(try await !latest(friendSession).contains(secret))
-        #expect(try await latest(ownerSession).contains(secret))
+        let (friendSees, ownerSees) = (try await latest(friendSession), try await latest(ownerSession))
+        #expect(!friendSees.ids.contains(secret))
+        #expect(ownerSees.ids.contains(secret))
+        #expect(friendSees.count.map { $0 + 1 } == ownerSees.count, "the count leaves out what the ACL hides")
         #expect(try await s.request("DELETE", "/classes/WallImageComment/\(secret)", key: .session(ownerSession)).status == 200)
         #expect(try await s.request("PUT", "/classes/WallImage/\(photoId)", json: ["ACL": ["*": ["read": true], .init(ownerId): ["read": true, "write": true]]],
                                     key: .session(ownerSession)).status == 200)

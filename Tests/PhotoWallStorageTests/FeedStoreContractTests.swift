@@ -91,6 +91,32 @@ import PhotoWallStorage
         #expect(c["img2"]?.count == 0)
     }
 
+    /// With `readers`, the latest comments and the count are of the comments those readers may read by
+    /// their ACL: public ones, and restricted ones that name one of the readers; nil (the master key) all.
+    @Test(arguments: Backend.allCases)
+    func commentsAndCountsFollowTheReadersACL(_ backend: Backend) throws {
+        let db = try backend.open().db
+        let onlyU1 = ACL(entries: ["u1": ACL.Access(read: true, write: true)])
+        let everyone = ACL(entries: ["*": ACL.Access(read: true, write: false), "u1": ACL.Access(read: true, write: true)])
+        let acls: [ACL?] = [nil, onlyU1, everyone, onlyU1, nil]
+        for (i, acl) in acls.enumerated() {
+            let at = ParseDate(millisecondsSince1970: 1_000 + Int64(i))
+            try db.insert(StoredObject(className: "WallImageComment", objectId: "c\(i)", createdAt: at, updatedAt: at,
+                                       fields: ["imageObjectId": "img1", "comment": .string("n\(i)")], acl: acl))
+        }
+        let asU2 = try db.comments(ofImages: ["img1", "img2"], perImage: 3, readers: ["*", "u2"])
+        #expect(asU2["img1"]?.count == 3)
+        #expect(asU2["img1"]?.latest.map(\.objectId) == ["c4", "c2", "c0"])
+        #expect(asU2["img2"]?.count ?? 0 == 0)
+        let asU1 = try db.comments(ofImages: ["img1"], perImage: 3, readers: ["*", "u1"])
+        #expect(asU1["img1"]?.count == 5)
+        #expect(asU1["img1"]?.latest.map(\.objectId) == ["c4", "c3", "c2"])
+        #expect(try db.comments(ofImages: ["img1"], perImage: 3, readers: nil)["img1"]?.count == 5)
+        // A comment made readable by everyone counts for everyone at once.
+        _ = try db.update(className: "WallImageComment", objectId: "c3", writers: nil) { (o: inout StoredObject) throws(ParseError) in o.acl = everyone }
+        #expect(try db.comments(ofImages: ["img1"], perImage: 3, readers: ["*", "u2"])["img1"]?.count == 4)
+    }
+
     /// Comments created in the same millisecond are ordered by `objectId` (descending), whatever order
     /// they were stored in, and the latest `perImage` are taken across such ties.
     @Test(arguments: Backend.allCases)
