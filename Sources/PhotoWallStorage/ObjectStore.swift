@@ -53,7 +53,8 @@ extension ObjectStore {
     /// is skipped, not decoded. Where the store doesn't hand out its rows' text (`forEachStoredRow`)
     /// or a row's text can't be read member by member, the objects are read whole (`find`) and then
     /// cut to `members`, so the answer is the same either way.
-    /// - Throws: what `find` throws; 123 for a stored ACL that can't be read.
+    /// - Throws: what `find` throws (a row whose ACL can't be read here is read again by `find`, which
+    ///   reports it).
     public func find(_ query: StoredQuery, members: Set<String>) throws(ParseError) -> [StoredObject] {
         let names = members.map { (Array($0.utf8), $0) }
         var out: [StoredObject] = []

@@ -44,7 +44,7 @@ extension Predicate {
             return s.contains(regex)
         case .friendOf(let path, let scope):
             // A friend list that can't be read admits nobody (callers that must report the failure
-            // resolve the scope first: `resolvingFriendScopes`).
+            // load the scope first: `loadingFriendScopes`).
             guard let members = try? scope.members() else { return false }
             // As the stores compare a typed field: a Pointer by objectId, a File by name, a Date by iso.
             return Self.candidates(Self.value(at: path, in: object)).contains { c in
