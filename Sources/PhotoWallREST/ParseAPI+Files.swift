@@ -46,7 +46,7 @@ extension ParseAPI {
             for (k, v) in head.query { query[k] = v }
             let credentials = Credentials(headers: head.headers)
             let auth = credentials.isAuthorized(config) ? try? authenticate(credentials, segments: ["files"]) : nil
-            guard try fileAccess.mayDownload(name, query: query, auth: auth) else { return Response.text("File not found.", status: 404) }
+            guard try fileAccess.mayDownload(name, query: query, auth: auth, objects: objects) else { return Response.text("File not found.", status: 404) }
         }
         let etag = "\"\(record.sha256)\""
         var h = HTTPHeaders(Render.corsHeaders)

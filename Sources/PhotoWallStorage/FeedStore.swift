@@ -59,10 +59,3 @@ extension FeedStore {
     public func suggestedFeedThreshold() -> Int? { nil }
     public func readingOneSnapshot<T: Sendable>(_ body: () throws(ParseError) -> T) throws(ParseError) -> T { try body() }
 }
-
-extension FeedStore {
-    /// `comments(ofImages:perImage:readers:)` whoever may read them (the master key's view).
-    public func comments(ofImages ids: [String], perImage: Int) throws(ParseError) -> [String: (count: Int, latest: [StoredObject])] {
-        try comments(ofImages: ids, perImage: perImage, readers: nil)
-    }
-}

@@ -49,7 +49,8 @@ public final class WallFileAccess: FileAccess {
     /// - Parameters:
     ///   - query: the request's query parameters (`exp`, `sig`).
     ///   - auth: credentials from headers, when sent.
-    public func mayDownload(_ name: String, query: [String: String], auth: AuthContext?) throws(ParseError) -> Bool {
+    ///   - objects: decides whether a session may see the photo (`ObjectService.isVisible`, as GET).
+    public func mayDownload(_ name: String, query: [String: String], auth: AuthContext?, objects: ObjectService) throws(ParseError) -> Bool {
         guard wall.visibility == .friends else { return true }
         let referencing = try database.find(StoredQuery(
             className: WallSchema.imageClass,
@@ -61,8 +62,7 @@ public final class WallFileAccess: FileAccess {
            Crypto.constantTimeEquals(Array(sig.utf8), Array(mac(name, exp).utf8)) {
             return true
         }
-        // As GET of the image decides: its ACL, then the wall's read scope.
-        guard let auth, ObjectService.mayRead(image, auth), let owner = image.fields[WallSchema.authorField]?.stringValue else { return false }
-        return try wall.canSee(ownerWallId: owner, auth: auth)
+        guard let auth else { return false }
+        return try objects.isVisible(image, auth: auth)
     }
 }

@@ -35,18 +35,6 @@ public struct WallRules: Sendable {
         self.database = database; self.friends = friends; self.visibility = visibility
     }
 
-    /// The wall ids whose posts `user` may see (own and friends').
-    public func audience(of user: StoredObject) throws(ParseError) -> [String] {
-        try friends?.audience(of: user) ?? [Self.wallId(of: user)]
-    }
-
-    /// Whether `auth` may see posts whose owner's wall id is `ownerWallId`.
-    public func canSee(ownerWallId: String, auth: AuthContext) throws(ParseError) -> Bool {
-        if auth.isMaster || visibility == .public { return true }
-        guard let user = auth.user else { return false }
-        return try audience(of: user).contains(ownerWallId)
-    }
-
     /// The read scope of `className` (never asked for the master key): the wall classes' (friends
     /// visibility only) and the private users' (always): a caller reads itself and its friends, an
     /// anonymous caller nobody. nil for other classes.
@@ -69,7 +57,7 @@ public struct WallRules: Sendable {
         return try audienceScope(field, of: user)
     }
 
-    /// `field` is one of the wall ids `user` may see (`audience(of:)`): `friendOf` the user's
+    /// `field` is one of the wall ids `user` may see (its own and its friends'): `friendOf` the user's
     /// Facebook id, or without one (or without a friend graph) its own wall id only.
     func audienceScope(_ field: String, of user: StoredObject) throws(ParseError) -> Predicate {
         guard let friends, let fbId = user.fields["fbId"]?.stringValue else {
@@ -129,12 +117,15 @@ public struct WallRules: Sendable {
         ]
         if className == WallSchema.commentClass {
             guard let imageId = body[WallSchema.commentImageField] else { throw ParseError(.incorrectType, "A comment needs an imageObjectId.") }
+            // Looked up as GET reads it: the caller's ACL readers and the class's read scope, so an image
+            // the caller can't see is reported as missing.
+            let scope = try readScope(className: WallSchema.imageClass, auth: auth)
             let image = try imageId.stringValue.flatMap { (id: String) throws(ParseError) -> StoredObject? in
-                try database.find(StoredQuery(className: WallSchema.imageClass, predicate: .compare("objectId", .eq, .string(id)),
-                                              limit: 1, readers: auth.permissions)).first
+                let byId = Predicate.compare("objectId", .eq, .string(id))
+                return try database.find(StoredQuery(className: WallSchema.imageClass, predicate: scope.map { .and([byId, $0]) } ?? byId,
+                                                     limit: 1, readers: auth.permissions)).first
             }
-            // An image you can't see (its ACL, then the wall's scope) is reported as missing, as GET does.
-            guard let image, let owner = image.fields[WallSchema.authorField]?.stringValue, try canSee(ownerWallId: owner, auth: auth) else {
+            guard let image, let owner = image.fields[WallSchema.authorField]?.stringValue else {
                 throw ParseError(.objectNotFound, "The image to comment on does not exist.")
             }
             fields[WallSchema.commentImageAuthorField] = .string(owner)

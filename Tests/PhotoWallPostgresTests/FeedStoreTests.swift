@@ -63,8 +63,8 @@ struct FeedStoreTests {
 
     @Test func commentsMatchSQLite() throws {
         let ids = ["img0000003", "img0000002", "img0000001", "img0000000", "img0000399", "missing"]
-        let a = try sqlite.comments(ofImages: ids, perImage: 2)
-        let b = try postgres.comments(ofImages: ids, perImage: 2)
+        let a = try sqlite.comments(ofImages: ids, perImage: 2, readers: nil)
+        let b = try postgres.comments(ofImages: ids, perImage: 2, readers: nil)
         #expect(Set(a.keys) == Set(b.keys))
         for id in ids {
             #expect(b[id]?.count == a[id]?.count, "\(id)")
@@ -76,9 +76,9 @@ struct FeedStoreTests {
 
     @Test func commentsTakeOneRoundTrip() throws {
         let ids = ["img0000003", "img0000002", "img0000001", "img0000000", "missing"]
-        _ = try postgres.comments(ofImages: ids, perImage: 3)  // prepares the statement on the connection
+        _ = try postgres.comments(ofImages: ids, perImage: 3, readers: nil)  // prepares the statement on the connection
         let before = postgres.pool.roundTrips
-        let b = try postgres.comments(ofImages: ids, perImage: 3)
+        let b = try postgres.comments(ofImages: ids, perImage: 3, readers: nil)
         #expect(postgres.pool.roundTrips - before == 1, "counts and latest comments in one statement")
         #expect(b["img0000003"]?.latest.map(\.objectId) == ["c000030002", "c000030001", "c000030000"])
         #expect(b["img0000000"]?.count == 0 && b["missing"]?.count == 0)
@@ -102,11 +102,11 @@ struct FeedStoreTests {
         let comment = StoredObject(className: "WallImageComment", objectId: "cnew", createdAt: t, updatedAt: t,
                                    fields: ["imageObjectId": .string("img0000001"), "comment": .string("new")], acl: nil)
         let genericPlans = try postgres.readingOneSnapshot { () throws(ParseError) -> Int in
-            let first = try postgres.comments(ofImages: ["img0000001"], perImage: 3)["img0000001"]?.count
+            let first = try postgres.comments(ofImages: ["img0000001"], perImage: 3, readers: nil)["img0000001"]?.count
             #expect(first == 1)
             try postgres.insert(comment)  // on a connection of its own, committed at once
             for _ in 0..<8 {
-                #expect(try postgres.comments(ofImages: ["img0000001"], perImage: 3)["img0000001"]?.count == first, "the page's snapshot")
+                #expect(try postgres.comments(ofImages: ["img0000001"], perImage: 3, readers: nil)["img0000001"]?.count == first, "the page's snapshot")
             }
             return try postgres.guarded {
                 try postgres.pool.withConnection { conn in
@@ -115,7 +115,7 @@ struct FeedStoreTests {
             }
         }
         #expect(genericPlans > 0, "the comments statement ran on a generic plan")
-        #expect(try postgres.comments(ofImages: ["img0000001"], perImage: 3)["img0000001"]?.count == 2, "seen after the page")
+        #expect(try postgres.comments(ofImages: ["img0000001"], perImage: 3, readers: nil)["img0000001"]?.count == 2, "seen after the page")
         // The page's COMMIT was not waited for: the connection's next command read its answer.
         #expect(try postgres.pool.withConnection { $0.deferredAnswers } == 1)
     }

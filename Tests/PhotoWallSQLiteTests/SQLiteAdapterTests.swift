@@ -179,7 +179,7 @@ import PhotoWallTesting
         #expect(try names() == ["sqlite_autoindex_c_WallImageComment_1"], "only the primary key stays during the load")
         let reopened = try SQLiteAdapter(path: dir + "/db.sqlite", feedProjection: Self.projection)
         #expect(try names() == before)
-        #expect(try reopened.comments(ofImages: ["img1"], perImage: 3)["img1"]?.count == 5)
+        #expect(try reopened.comments(ofImages: ["img1"], perImage: 3, readers: nil)["img1"]?.count == 5)
     }
 
     /// A finished bulk load leaves its pages in the database file, not in the WAL (where readers

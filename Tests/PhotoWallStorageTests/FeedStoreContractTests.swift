@@ -84,7 +84,7 @@ import PhotoWallStorage
             try db.insert(StoredObject(className: "WallImageComment", objectId: "c\(i)", createdAt: at, updatedAt: at,
                                        fields: ["imageObjectId": "img1", "comment": .string("n\(i)")], acl: nil))
         }
-        let c = try db.comments(ofImages: ["img1", "img2"], perImage: 3)
+        let c = try db.comments(ofImages: ["img1", "img2"], perImage: 3, readers: nil)
         #expect(c["img1"]?.count == 5)
         #expect(c["img1"]?.latest.map(\.objectId) == ["c4", "c3", "c2"])
         #expect(c["img1"]?.latest.first?.fields["comment"] == "n4")
@@ -131,12 +131,12 @@ import PhotoWallStorage
         }
         for id in ["t2", "t4", "t0", "t3", "t1"] { try comment(id, at: 5) }
         try comment("old", at: 1)
-        #expect(try db.comments(ofImages: ["img1"], perImage: 3)["img1"]?.latest.map(\.objectId) == ["t4", "t3", "t2"])
+        #expect(try db.comments(ofImages: ["img1"], perImage: 3, readers: nil)["img1"]?.latest.map(\.objectId) == ["t4", "t3", "t2"])
         try comment("new", at: 9)
-        #expect(try db.comments(ofImages: ["img1"], perImage: 3)["img1"]?.latest.map(\.objectId) == ["new", "t4", "t3"])
-        #expect(try db.comments(ofImages: ["img1"], perImage: 1)["img1"]?.latest.map(\.objectId) == ["new"])
-        #expect(try db.comments(ofImages: ["img1"], perImage: 10)["img1"]?.latest.map(\.objectId) == ["new", "t4", "t3", "t2", "t1", "t0", "old"])
-        #expect(try db.comments(ofImages: ["img1"], perImage: 0)["img1"]?.count == 7)
+        #expect(try db.comments(ofImages: ["img1"], perImage: 3, readers: nil)["img1"]?.latest.map(\.objectId) == ["new", "t4", "t3"])
+        #expect(try db.comments(ofImages: ["img1"], perImage: 1, readers: nil)["img1"]?.latest.map(\.objectId) == ["new"])
+        #expect(try db.comments(ofImages: ["img1"], perImage: 10, readers: nil)["img1"]?.latest.map(\.objectId) == ["new", "t4", "t3", "t2", "t1", "t0", "old"])
+        #expect(try db.comments(ofImages: ["img1"], perImage: 0, readers: nil)["img1"]?.count == 7)
     }
 
     /// The comment count the feed shows is the number of stored comments on the image after every
@@ -146,7 +146,7 @@ import PhotoWallStorage
     func commentCountsFollowEveryWrite(_ backend: Backend) throws {
         let db = try backend.open().db
         func counts() throws -> [String: Int] {
-            try db.comments(ofImages: ["img1", "img2", "img3"], perImage: 3).mapValues(\.count)
+            try db.comments(ofImages: ["img1", "img2", "img3"], perImage: 3, readers: nil).mapValues(\.count)
         }
         func comment(_ id: String, on image: String, at ms: Int64) -> StoredObject {
             let at = ParseDate(millisecondsSince1970: 1_700_000_000_000 + ms)
@@ -170,7 +170,7 @@ import PhotoWallStorage
         // The cascade of an image's delete: every comment on it at once.
         #expect(try db.deleteAll(className: "WallImageComment", predicate: .compare("imageObjectId", .eq, .string("img2"))) == 4)
         #expect(try counts() == ["img1": 4, "img2": 0, "img3": 1])
-        #expect(try db.comments(ofImages: ["img1"], perImage: 3)["img1"]?.latest.map(\.objectId) == ["b5", "a3", "a2"])
+        #expect(try db.comments(ofImages: ["img1"], perImage: 3, readers: nil)["img1"]?.latest.map(\.objectId) == ["b5", "a3", "a2"])
         // A bulk load that sets the indexes and counters aside and builds them again.
         try db.beginBulkLoad()
         try db.bulkInsert((0..<3).map { comment("d\($0)", on: "img2", at: 200 + Int64($0)) })
@@ -178,7 +178,7 @@ import PhotoWallStorage
         try db.insert(comment("e0", on: "img2", at: 300))
         try db.delete(className: "WallImageComment", objectId: "a2", writers: nil)
         #expect(try counts() == ["img1": 3, "img2": 4, "img3": 1])
-        #expect(try db.comments(ofImages: ["img2"], perImage: 3)["img2"]?.latest.map(\.objectId) == ["e0", "d2", "d1"])
+        #expect(try db.comments(ofImages: ["img2"], perImage: 3, readers: nil)["img2"]?.latest.map(\.objectId) == ["e0", "d2", "d1"])
     }
 
     /// Comments stored without a feed projection (a database from before the counter) are counted
@@ -189,10 +189,10 @@ import PhotoWallStorage
         for i in 0..<3 { try plain.insert(object("WallImageComment", ["imageObjectId": "img1", "comment": .string("c\(i)")], id: "c\(i)")) }
         try plain.insert(object("WallImageComment", ["imageObjectId": "img2"], id: "c9"))
         let db = try reopen()
-        #expect(try db.comments(ofImages: ["img1", "img2"], perImage: 3).mapValues(\.count) == ["img1": 3, "img2": 1])
+        #expect(try db.comments(ofImages: ["img1", "img2"], perImage: 3, readers: nil).mapValues(\.count) == ["img1": 3, "img2": 1])
         try db.delete(className: "WallImageComment", objectId: "c9", writers: nil)
         try db.insert(object("WallImageComment", ["imageObjectId": "img1"], id: "c10"))
-        #expect(try db.comments(ofImages: ["img1", "img2"], perImage: 3).mapValues(\.count) == ["img1": 4, "img2": 0])
+        #expect(try db.comments(ofImages: ["img1", "img2"], perImage: 3, readers: nil).mapValues(\.count) == ["img1": 4, "img2": 0])
     }
 
     @Test(arguments: Backend.allCases)
@@ -228,7 +228,7 @@ import PhotoWallStorage
             let page = try db.feedKeys(authors: ["a"], viewer: "a", before: nil, limit: 10, strategy: strategy, scanLimit: 100)
             #expect(page.keys == [] && page.scannedToEnd)
         }
-        #expect(try db.comments(ofImages: ["x"], perImage: 3).isEmpty)
+        #expect(try db.comments(ofImages: ["x"], perImage: 3, readers: nil).isEmpty)
         #expect(db.suggestedFeedThreshold() == nil)
         #expect(try db.count(StoredQuery(className: "WallImage", readers: nil)) == 1, "the objects themselves are stored as any other")
     }

@@ -363,7 +363,7 @@ public final class ObjectService: Sendable {
 
     /// Whether the object's ACL lets `auth` read it (no ACL: everyone; the master key: always). The
     /// one in-memory form of the `readers` filter the adapters apply in SQL.
-    public static func mayRead(_ object: StoredObject, _ auth: AuthContext) -> Bool {
+    static func mayRead(_ object: StoredObject, _ auth: AuthContext) -> Bool {
         guard let acl = object.acl, let permissions = auth.permissions else { return true }
         return permissions.contains { acl.entries[$0]?.read == true }
     }

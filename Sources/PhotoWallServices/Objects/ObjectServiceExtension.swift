@@ -29,7 +29,8 @@ public protocol FileAccess: Sendable {
     /// - Parameters:
     ///   - query: the request's query parameters (e.g. a signed URL's `exp` and `sig`).
     ///   - auth: credentials from headers, when sent.
-    func mayDownload(_ name: String, query: [String: String], auth: AuthContext?) throws(ParseError) -> Bool
+    ///   - objects: the service whose rules decide who may see an object (`ObjectService.isVisible`).
+    func mayDownload(_ name: String, query: [String: String], auth: AuthContext?, objects: ObjectService) throws(ParseError) -> Bool
 }
 
 /// Everything an app adds to the generic `ObjectService`, in one typed value installed at init
