@@ -55,14 +55,21 @@ extension PostgresAdapter: ObjectStore {
         return ClassSchema(className: className, fields: [:])
     }
 
-    /// An expression index on a field: `PostgresQueryCompiler.indexExpression`, then `"createdAt"`
-    /// for non-unique ones (feeds filter on the field and order by time).
+    /// An expression index on a field: `PostgresQueryCompiler.indexExpression`, then for non-unique
+    /// ones `"createdAt", "objectId"`: the order every query with `order` on `createdAt` is given (the
+    /// compiler adds the `objectId` tiebreak), so a page of one field value newest first is read from
+    /// the index and stops at the limit, with no sort of every matching row. An index made before the
+    /// tiebreak was added, `(field, "createdAt")`, is made again.
     func createIndex(_ conn: PostgresConnection, _ schema: ClassSchema, field: String, unique: Bool) throws {
-        let safe = field.replacingOccurrences(of: ".", with: "_")
+        let name = "i_\(schema.className)_\(field.replacingOccurrences(of: ".", with: "_"))"
         let expr = PostgresQueryCompiler.indexExpression(field, schema: schema)
         _ = try PostgresQueryCompiler(schema: schema).column(field)  // validates the path
+        if !unique, let made = try conn.query("SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND indexname = $1::text", [name]).first?[0],
+           !made.hasSuffix(#""createdAt", "objectId")"#) {
+            try conn.execute("DROP INDEX \"\(name)\"")
+        }
         try conn.execute("""
-            CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS "i_\(schema.className)_\(safe)" ON \(Self.table(schema.className)) (\(expr)\(unique ? "" : ", \"createdAt\""))
+            CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS "\(name)" ON \(Self.table(schema.className)) (\(expr)\(unique ? "" : #", "createdAt", "objectId""#))
             """)
     }
 

@@ -187,18 +187,15 @@ extension SQLiteAdapter: FeedStore {
     }
 
     /// Counts from `_FEED_COMMENTS` (one probe per page), the latest comments from the comment
-    /// class's `(image field, createdAt)` index, read newest first and stopped after `perImage`
-    /// (and any more with the `perImage`-th's `createdAt`), then ordered by (`createdAt`, `objectId`)
-    /// here. The index holds no `objectId`, so `ORDER BY createdAt DESC, objectId DESC LIMIT n` made
-    /// SQLite read every comment of the image into a temporary sort: O(comments) per image, and a
-    /// sorter opened per image even for one comment (about 4 µs of each of the page's 20 probes).
+    /// class's `(image field, createdAt, objectId)` index (`createIndex`), read in that order and
+    /// stopped after `perImage`: O(perImage) per image however many comments it has, with no sort.
     public func comments(ofImages ids: [String], perImage: Int, readers: PermissionSet) throws(ParseError) -> [String: (count: Int, latest: [StoredObject])] {
         guard let p = feedProjection, !ids.isEmpty, try schema(of: p.commentClass) != nil else { return [:] }
         let t = Self.table(p.commentClass)
         let image = SQLiteQueryCompiler.jsonPath(p.commentImageField)
         let counts = "SELECT imageId, count FROM _FEED_COMMENTS WHERE imageId IN (\(Self.placeholders(ids.count)))"
         let (acl, aclArgs) = SQLiteQueryCompiler.permissionFilter(column: "rperm", readers)
-        let latestSQL = "SELECT \(Self.columns) FROM \(t) WHERE \(image) = ? AND \(acl) ORDER BY createdAt DESC"
+        let latestSQL = "SELECT \(Self.columns) FROM \(t) WHERE \(image) = ? AND \(acl) ORDER BY createdAt DESC, objectId DESC LIMIT ?"
         // The comments the readers may not read, by image (the partial index `ensureCommentCounter` makes).
         let hiddenSQL = "SELECT \(image), count(*) FROM \(t) WHERE \(image) IN (\(Self.placeholders(ids.count))) AND \(Self.hiddenCommentsFilter) AND NOT \(acl) GROUP BY 1"
         return try guarded {
@@ -216,21 +213,11 @@ extension SQLiteAdapter: FeedStore {
                     guard out[id] != nil else { out[id] = (0, []); continue }
                     guard perImage > 0 else { continue }
                     var latest: [StoredObject] = []
-                    try conn.forEachRawRow(latestSQL, [.text(id)] + aclArgs, until: { row in
-                        // Past `perImage` only ties of the last one kept can still belong (rows come newest first).
-                        if latest.count >= perImage, row.int64(1) < latest[perImage - 1].createdAt.millisecondsSince1970 { return true }
+                    try conn.forEachRawRow(latestSQL, [.text(id)] + aclArgs + [.integer(Int64(perImage))], until: { row in
                         latest.append(try Self.decodeRow(p.commentClass, row))
                         return false
                     })
-                    if latest.count > 1 {
-                        // (createdAt, objectId) descending, objectId compared as SQLite's BINARY collation does.
-                        latest.sort { a, b in
-                            a.createdAt.millisecondsSince1970 != b.createdAt.millisecondsSince1970
-                                ? a.createdAt.millisecondsSince1970 > b.createdAt.millisecondsSince1970
-                                : b.objectId.utf8.lexicographicallyPrecedes(a.objectId.utf8)
-                        }
-                    }
-                    out[id]?.latest = Array(latest.prefix(perImage))
+                    out[id]?.latest = latest
                 }
                 return out
             }

@@ -42,11 +42,20 @@ extension SQLiteAdapter: ObjectStore {
     }
 
     /// An expression index on a field. Dotted paths index into objects (`authData.facebook.id`).
+    /// A non-unique one is `(field, createdAt, objectId)`: the order every query with `order` on
+    /// `createdAt` is given (the compiler adds the `objectId` tiebreak), so a page of one field value
+    /// newest first streams from the index and stops at the limit, instead of reading every matching
+    /// row, whole, into a temporary B-tree to sort it (a 100-object page: 4,400 → 6,300 req/s). An
+    /// index made before the tiebreak was added, `(field, createdAt)`, is made again.
     func createIndex(_ conn: SQLiteConnection, _ className: String, field: String, unique: Bool) throws {
-        let safe = field.replacingOccurrences(of: ".", with: "_")
+        let name = "i_\(className)_\(field.replacingOccurrences(of: ".", with: "_"))"
         let expr = SQLiteQueryCompiler.jsonPath(field)
+        if !unique, let made = try conn.query("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?", [.text(name)]).first?.first?.text,
+           !made.hasSuffix(", createdAt, objectId)") {
+            try conn.execute("DROP INDEX \"\(name)\"")
+        }
         try conn.execute("""
-            CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS "i_\(className)_\(safe)" ON \(Self.table(className))(\(expr)\(unique ? "" : ", createdAt"));
+            CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS "\(name)" ON \(Self.table(className))(\(expr)\(unique ? "" : ", createdAt, objectId"));
             """)
     }
 

@@ -57,6 +57,30 @@ struct PostgresAdapterTests {
         #expect(try db.count(byPointer) == 10)
     }
 
+    /// A field index is `(field, "createdAt", "objectId")`: a page of one value newest first (with the
+    /// compiler's `objectId` tiebreak) is read from the index with no Sort node; an index of the
+    /// earlier shape, `(field, "createdAt")`, is made again by the next `ensureClass`.
+    @Test func fieldIndexesServeNewestFirstWithoutASort() throws {
+        try db.ensureClass("WallImage", fields: ["userFBId": .string], indexedFields: [], uniqueFields: [])
+        let conn = try PostgresConnection(conninfo: url)
+        try conn.execute("""
+            CREATE INDEX "i_WallImage_userFBId" ON "c_WallImage" ((doc->>'userFBId'), "createdAt");
+            INSERT INTO "c_WallImage"("objectId", "createdAt", "updatedAt", doc)
+            SELECT 'o' || g, 1600000000000 + g / 3, 1600000000000, jsonb_build_object('userFBId', (g % 400)::text)
+            FROM generate_series(1, 4000) g;
+            ANALYZE "c_WallImage";
+            """)
+        let page = StoredQuery(className: "WallImage", predicate: .compare("userFBId", .eq, .string("7")),
+                               order: [SortKey(path: "createdAt", descending: true)], limit: 5, readers: ["*", "someone"])
+        #expect(try db.explain(page).contains("Sort"), "the earlier index sorts")
+        try db.ensureClass("WallImage", fields: ["userFBId": .string], indexedFields: ["userFBId"], uniqueFields: [])
+        let def = try conn.query("SELECT indexdef FROM pg_indexes WHERE indexname = 'i_WallImage_userFBId'").first?[0]
+        #expect(def?.hasSuffix(#""createdAt", "objectId")"#) == true, "\(def ?? "no index")")
+        let plan = try db.explain(page)
+        #expect(plan.contains("i_WallImage_userFBId") && !plan.contains("Sort"), "\(plan)")
+        #expect(try db.find(page).map(\.objectId) == ["o3607", "o3207", "o2807", "o2407", "o2007"])
+    }
+
     @Test func feedThresholdGrowsWithTheSquareRootOfTheImages() throws {
         #expect(PostgresAdapter.feedThreshold(images: 0) == 50)
         #expect(PostgresAdapter.feedThreshold(images: 1_000_000) == 212)

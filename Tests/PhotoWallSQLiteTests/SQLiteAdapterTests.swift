@@ -67,6 +67,50 @@ import PhotoWallTesting
         #expect(one.contains("SEARCH _FRIENDS USING PRIMARY KEY (userId=? AND friendId=?)"), "\(one)")
     }
 
+    /// A field index is `(field, createdAt, objectId)`: the order a query ordered on `createdAt` is
+    /// given (with its `objectId` tiebreak), so a page of one value newest first, and the feed's latest
+    /// comments of an image, stream from the index and stop at the limit. Before, with `(field,
+    /// createdAt)`, SQLite read every matching row, whole, into a temporary B-tree to sort the tiebreak
+    /// ("USE TEMP B-TREE FOR RIGHT PART OF ORDER BY"). An index of that earlier shape is made again
+    /// by the next `ensureClass`.
+    @Test func fieldIndexesServeNewestFirstWithoutASort() throws {
+        try db.ensureClass("WallImage", fields: ["userFBId": .string], indexedFields: [], uniqueFields: [])
+        try db.ensureClass("WallImageComment", fields: ["imageObjectId": .string], indexedFields: [], uniqueFields: [])
+        try db.db.write { conn in
+            try conn.execute("""
+                CREATE INDEX "i_WallImage_userFBId" ON "c_WallImage"(json_extract(doc,'$.userFBId'), createdAt);
+                CREATE INDEX "i_WallImageComment_imageObjectId" ON "c_WallImageComment"(json_extract(doc,'$.imageObjectId'), createdAt);
+                """)
+        }
+        let t = ParseDate(millisecondsSince1970: 1_700_000_000_000)
+        try db.bulkInsert((0..<6).map { i in
+            StoredObject(className: "WallImage", objectId: "img\(i)", createdAt: t, updatedAt: t, fields: ["userFBId": .string(i < 5 ? "q" : "other")], acl: nil)
+        })
+        func plan(_ className: String, _ field: String) throws -> String {
+            let schema = try #require(try db.schema(of: className))
+            let q = StoredQuery(className: className, predicate: .compare(field, .eq, .string("q")),
+                                order: [SortKey(path: "createdAt", descending: true)], limit: 3, readers: ["*", "u1"])
+            let compiled = try SQLiteQueryCompiler(schema: schema).select(q, columns: SQLiteAdapter.columns)
+            // On a connection of its own: a connection's EXPLAIN runs no transaction, so it plans with
+            // the schema the connection read last, from before `ensureClass` changed it.
+            return try SQLiteDatabase(path: dir + "/db.sqlite").read { conn in
+                try conn.query("EXPLAIN QUERY PLAN " + compiled.sql, compiled.args).compactMap { $0.last?.text }.joined(separator: "\n")
+            }
+        }
+        let before = try plan("WallImage", "userFBId")
+        #expect(before.contains("TEMP B-TREE"), "the earlier index sorts: \(before)")
+        try db.ensureClass("WallImage", fields: ["userFBId": .string], indexedFields: ["userFBId"], uniqueFields: [])
+        try db.ensureClass("WallImageComment", fields: ["imageObjectId": .string], indexedFields: ["imageObjectId"], uniqueFields: [])
+        for (className, field) in [("WallImage", "userFBId"), ("WallImageComment", "imageObjectId")] {
+            let p = try plan(className, field)
+            #expect(p.contains("SEARCH c_\(className) USING INDEX i_\(className)_\(field)") && !p.contains("TEMP B-TREE"), "\(p)")
+        }
+        // The same createdAt throughout: the page is the objectId tiebreak's order.
+        let page = try db.find(StoredQuery(className: "WallImage", predicate: .compare("userFBId", .eq, .string("q")),
+                                           order: [SortKey(path: "createdAt", descending: true)], limit: 3, readers: nil))
+        #expect(page.map(\.objectId) == ["img4", "img3", "img2"])
+    }
+
     /// Reader connections map the file (`SQLiteDatabase.readerMmapBytes`, capped by SQLite's build:
     /// 2 GiB on Debian) and read the committed rows through the mapping.
     @Test func readersMapTheDatabaseFile() throws {
