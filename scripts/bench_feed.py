@@ -117,18 +117,12 @@ def raw_sql(db, viewer, runs=200):
     else:
         counts = None
     count_one = """SELECT count(*) FROM "c_WallImageComment" WHERE json_extract(doc,'$.imageObjectId') = ?"""
-    # Newest first along the (image, createdAt) index, then ties on createdAt ordered by objectId, as the
-    # server reads them (`ORDER BY createdAt DESC, objectId DESC LIMIT 3` sorts every comment of the image).
+    # The image's latest 3 along the (image, createdAt, objectId) index, as the server reads them.
     latest = """SELECT objectId, createdAt, updatedAt, doc, acl FROM "c_WallImageComment" WHERE json_extract(doc,'$.imageObjectId') = ?
-        ORDER BY createdAt DESC"""
+        ORDER BY createdAt DESC, objectId DESC LIMIT 3"""
 
     def latest3(oid):
-        rows = []
-        for r in con.execute(latest, (oid,)):
-            if len(rows) >= 3 and r[1] < rows[2][1]:
-                break
-            rows.append(r)
-        return sorted(rows, key=lambda r: (r[1], r[0]), reverse=True)[:3]
+        return con.execute(latest, (oid,)).fetchall()
     users = """SELECT objectId, doc FROM "c__User" WHERE objectId IN (%s)"""
 
     def page(sql):
