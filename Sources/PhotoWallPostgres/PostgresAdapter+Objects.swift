@@ -64,12 +64,13 @@ extension PostgresAdapter: ObjectStore {
         let name = "i_\(schema.className)_\(field.replacingOccurrences(of: ".", with: "_"))"
         let expr = PostgresQueryCompiler.indexExpression(field, schema: schema)
         _ = try PostgresQueryCompiler(schema: schema).column(field)  // validates the path
+        let order = unique ? "" : #", "createdAt", "objectId""#
         if !unique, let made = try conn.query("SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() AND indexname = $1::text", [name]).first?[0],
-           !made.hasSuffix(#""createdAt", "objectId")"#) {
+           !made.hasSuffix(order + ")") {
             try conn.execute("DROP INDEX \"\(name)\"")
         }
         try conn.execute("""
-            CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS "\(name)" ON \(Self.table(schema.className)) (\(expr)\(unique ? "" : #", "createdAt", "objectId""#))
+            CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS "\(name)" ON \(Self.table(schema.className)) (\(expr)\(order))
             """)
     }
 

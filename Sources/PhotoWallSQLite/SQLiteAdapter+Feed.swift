@@ -213,10 +213,9 @@ extension SQLiteAdapter: FeedStore {
                     guard out[id] != nil else { out[id] = (0, []); continue }
                     guard perImage > 0 else { continue }
                     var latest: [StoredObject] = []
-                    try conn.forEachRawRow(latestSQL, [.text(id)] + aclArgs + [.integer(Int64(perImage))], until: { row in
+                    try conn.forEachRawRow(latestSQL, [.text(id)] + aclArgs + [.integer(Int64(perImage))]) { row in
                         latest.append(try Self.decodeRow(p.commentClass, row))
-                        return false
-                    })
+                    }
                     out[id]?.latest = latest
                 }
                 return out

@@ -50,12 +50,13 @@ extension SQLiteAdapter: ObjectStore {
     func createIndex(_ conn: SQLiteConnection, _ className: String, field: String, unique: Bool) throws {
         let name = "i_\(className)_\(field.replacingOccurrences(of: ".", with: "_"))"
         let expr = SQLiteQueryCompiler.jsonPath(field)
+        let order = unique ? "" : ", createdAt, objectId"
         if !unique, let made = try conn.query("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?", [.text(name)]).first?.first?.text,
-           !made.hasSuffix(", createdAt, objectId)") {
+           !made.hasSuffix(order + ")") {
             try conn.execute("DROP INDEX \"\(name)\"")
         }
         try conn.execute("""
-            CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS "\(name)" ON \(Self.table(className))(\(expr)\(unique ? "" : ", createdAt, objectId"));
+            CREATE \(unique ? "UNIQUE " : "")INDEX IF NOT EXISTS "\(name)" ON \(Self.table(className))(\(expr)\(order));
             """)
     }
 
