@@ -65,8 +65,8 @@ let sqliteConfigured: Bool = photowall_sqlite3_disable_memstatus() == SQLITE_OK
 
 /// One SQLite connection with a cache of prepared statements.
 ///
-/// Use from one thread at a time. `SQLiteDatabase` keeps its writer behind a Mutex and gives each
-/// thread its own reader (thread-local), so no connection is ever used by two threads at once,
+/// Use from one thread at a time. `SQLiteDatabase` uses its writer on its writer thread alone and gives
+/// each thread its own reader (thread-local), so no connection is ever used by two threads at once,
 /// which is what makes the `@unchecked Sendable` below safe.
 public final class SQLiteConnection: @unchecked Sendable {
     public let rawHandle: SQLiteHandle
@@ -245,8 +245,10 @@ public final class SQLiteConnection: @unchecked Sendable {
     /// Whether a transaction is open on this connection (SQLite is out of autocommit mode).
     public var isInTransaction: Bool { sqlite3_get_autocommit(rawHandle) == 0 }
 
-    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`, rolling back if it throws.
+    /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT`, rolling back if it throws; inside a transaction
+    /// already open (every `SQLiteDatabase.write` is), inside a savepoint instead (`savepoint(_:)`).
     public func transaction<T>(_ body: () throws -> T) throws -> T {
+        if isInTransaction { return try savepoint(body) }
         try execute("BEGIN IMMEDIATE")
         do {
             let r = try body()
@@ -254,6 +256,25 @@ public final class SQLiteConnection: @unchecked Sendable {
             return r
         } catch {
             try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Runs `body` inside `SAVEPOINT … RELEASE` (nested in the open transaction, or starting one),
+    /// rolling back to the savepoint if it throws; the enclosing transaction goes on.
+    /// - Source: https://sqlite.org/lang_savepoint.html
+    public func savepoint<T>(_ body: () throws -> T) throws -> T {
+        try execute("SAVEPOINT photowall_nested")
+        do {
+            let r = try body()
+            try execute("RELEASE photowall_nested")
+            return r
+        } catch {
+            // An error that ended the whole transaction left no savepoint to return to.
+            if isInTransaction {
+                try? execute("ROLLBACK TO photowall_nested")
+                try? execute("RELEASE photowall_nested")
+            }
             throw error
         }
     }

@@ -1,21 +1,22 @@
-import Synchronization
 import PhotoWallCore
 internal import CSQLite
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A SQLite database in WAL mode: one writer connection and one reader connection per thread.
+/// A SQLite database in WAL mode: one writer thread with the writer connection, and one reader
+/// connection per thread.
 ///
-/// Writes are serialised through the writer's lock (SQLite allows one writer); reads run in
-/// parallel, each thread on its own connection (kept in thread-local storage, so the read path
-/// takes no lock), and see the last committed state.
+/// Writes run on the writer thread (`SQLiteWriter`), one at a time, the writes queued meanwhile
+/// together in one transaction, each in its own savepoint (SQLite allows one writer); the calling
+/// thread waits. Reads run in parallel, each thread on its own connection (kept in thread-local
+/// storage, so the read path takes no lock), and see the last committed state.
 ///
 /// Group commit: the writer commits with `synchronous=NORMAL` (the commit's WAL frames are written,
 /// not synced) and `write(_:)` returns only once an `fdatasync` of the WAL that began after that
-/// commit has finished (`WALGroupSync`). The sync runs outside the writer's lock, so the writers
-/// that commit during one sync share the next: one `fdatasync` per group instead of one per commit
-/// under the lock. Every value `write(_:)` returns is durable across a `kill -9` or power loss, as
+/// commit has finished (`WALGroupSync`). The sync runs on the calling threads, not the writer's, so
+/// the batches that commit during one sync share the next: one `fdatasync` per group instead of one
+/// per commit. Every value `write(_:)` returns is durable across a `kill -9` or power loss, as
 /// with `synchronous=FULL`; the WAL is append-only, so a synced commit also makes every earlier one
 /// durable. Unlike `FULL`, another thread's read may see a commit during its sync (before its
 /// writer has been answered); a crash then loses it, and its writer was never told it succeeded.
@@ -24,7 +25,7 @@ import Glibc
 ///   `DatabasePool`; the group commit of PostgreSQL's `commit_delay` / MySQL's binlog.
 public final class SQLiteDatabase: Sendable {
     public let path: String
-    private let writer: Mutex<SQLiteConnection>
+    private let writer: SQLiteWriter
     private let walSync: WALGroupSync
     /// pthread key whose per-thread value is a retained `SQLiteConnection` for reading,
     /// released by `releaseThreadConnection` when the thread exits.
@@ -45,22 +46,29 @@ public final class SQLiteDatabase: Sendable {
         self.readTimeLimit = readTimeLimit
         let w = try SQLiteConnection(path: path)
         try w.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")
-        writer = Mutex(w)
         walSync = WALGroupSync(walPath: path + "-wal", syncFile: syncFile)
+        writer = SQLiteWriter(connection: w, walSync: walSync)
         var key = pthread_key_t()
         precondition(pthread_key_create(&key, releaseThreadConnection) == 0, "pthread_key_create failed")
         readerKey = key
     }
 
     deinit {
+        writer.stop()
         // Connections still held by live threads are released when those threads exit.
         pthread_key_delete(readerKey)
     }
 
-    /// Runs `body` with the writer connection, serialised with every other writer, and returns once
-    /// what it committed is durable (a WAL sync shared with the writers that committed meanwhile).
-    /// - Throws: what `body` throws; `SQLiteError` (`SQLITE_IOERR_FSYNC`) when the sync fails, in
-    ///   which case the commit may or may not survive a crash, and the caller must not acknowledge it.
+    /// Runs `body` with the writer connection on the writer thread, inside a savepoint of a
+    /// transaction it may share with the writes queued beside it, and returns once that transaction
+    /// has committed and is durable (a WAL sync shared with the writers that committed meanwhile).
+    /// When `body` throws, its changes are rolled back (the others' are not) and the error rethrown.
+    /// `body` must not end the transaction itself (`COMMIT`, `ROLLBACK`, `BEGIN`); `conn.transaction`
+    /// inside it is a savepoint. It must not write through this database again (that would wait for itself).
+    /// - Throws: what `body` throws; what ended its transaction after `body` returned (a failed
+    ///   `COMMIT`, or another write's error that rolled the whole transaction back: the change is not
+    ///   stored); `SQLiteError` (`SQLITE_IOERR_FSYNC`) when the sync fails, in which case the commit
+    ///   may or may not survive a crash, and the caller must not acknowledge it.
     public func write<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         try write(durable: true, body)
     }
@@ -71,14 +79,48 @@ public final class SQLiteDatabase: Sendable {
     /// the process that crashed.
     /// - Parameter durable: true for an ordinary `write(_:)`.
     public func write<T: Sendable>(durable: Bool, _ body: (SQLiteConnection) throws -> T) throws -> T {
-        let (value, commit) = try writer.withLock { conn in (try body(conn), walSync.committed()) }
-        if durable { try walSync.waitUntilDurable(commit) }
-        return value
+        try perform(alone: false, durable: durable, body)
     }
 
-    /// Runs `body` in one write transaction (`BEGIN IMMEDIATE`), durable when it returns (`write(_:)`).
+    /// Runs `body` with the writer connection outside any transaction, after the writes queued before
+    /// it and before those queued after: for statements SQLite refuses inside a transaction
+    /// (`PRAGMA wal_checkpoint`, `VACUUM`). Each statement commits on its own; durable when it returns.
+    /// - Throws: what `body` throws; `SQLiteError` (`SQLITE_IOERR_FSYNC`) as `write(_:)`.
+    public func writeAlone<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
+        try perform(alone: true, durable: true, body)
+    }
+
+    /// Runs `body` in one write transaction, durable when it returns (`write(_:)`: the transaction is
+    /// the savepoint `write` runs it in).
     public func writeTransaction<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        try write { conn in try conn.transaction { try body(conn) } }
+        try write { conn in try body(conn) }
+    }
+
+    /// Commits made so far (a batch of writes is one), for tests and statistics.
+    public var commitCount: UInt64 { walSync.committedSoFar }
+
+    /// Writes waiting for the writer thread (not yet in a batch), for tests and statistics.
+    public var queuedWriteCount: Int { writer.queuedCount }
+
+    private func perform<T: Sendable>(alone: Bool, durable: Bool, _ body: (SQLiteConnection) throws -> T) throws -> T {
+        var outcome: Result<T, any Error>?
+        // `body` runs on the writer thread while this thread waits in `perform`; the writer releases
+        // it before this thread resumes, so it does not outlive the call.
+        let commit = try withoutActuallyEscaping(body) { body in
+            try writer.perform(WriteJob(alone: alone) { conn in
+                do {
+                    outcome = .success(try body(conn))
+                    return nil
+                } catch {
+                    outcome = .failure(error)
+                    return error
+                }
+            })
+        }
+        guard let outcome else { throw SQLiteError(code: SQLITE_MISUSE, message: "the write did not run", sql: nil) }
+        let value = try outcome.get()
+        if durable { try walSync.waitUntilDurable(commit) }
+        return value
     }
 
     /// How much of the file a reader connection maps (`PRAGMA mmap_size`; SQLite caps it at its
@@ -197,13 +239,13 @@ private func releaseThreadConnection(_ raw: UnsafeMutableRawPointer?) {
 /// its file is replaced (it stays while the writer connection is open, so in practice never).
 ///
 /// `@unchecked Sendable`: `committedCount`, `syncedCount`, `failed` and `syncing` are read and
-/// written only with `mutex` held; `fd` only by the one thread that set `syncing` (the hand-over goes
-/// through `mutex`).
+/// written only with `lock` held; `fd` only by the one thread that set `syncing` (the hand-over goes
+/// through `lock`).
 final class WALGroupSync: @unchecked Sendable {
     private let walPath: String
     private let syncFile: @Sendable (Int32) -> Int32
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let synced = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    /// Guards the counts and flags; broadcast when a sync ends.
+    private let lock = ConditionLock()
     private var committedCount: UInt64 = 0
     private var syncedCount: UInt64 = 0
     /// Set once a sync fails: no commit is reported durable after that. A failed `fdatasync` may leave
@@ -217,48 +259,43 @@ final class WALGroupSync: @unchecked Sendable {
     init(walPath: String, syncFile: @escaping @Sendable (Int32) -> Int32) {
         self.walPath = walPath
         self.syncFile = syncFile
-        pthread_mutex_init(mutex, nil)
-        pthread_cond_init(synced, nil)
     }
 
     deinit {
         if fd >= 0 { close(fd) }
-        pthread_cond_destroy(synced)
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-        synced.deallocate()
     }
 
-    /// Numbers a commit just made (call under the writer's lock, after the commit).
+    /// Commits numbered so far.
+    var committedSoFar: UInt64 { lock.withLock { committedCount } }
+
+    /// Numbers a commit just made (call on the writer thread, after the commit).
     /// - Returns: the number to pass to `waitUntilDurable`.
     func committed() -> UInt64 {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        committedCount += 1
-        return committedCount
+        lock.withLock {
+            committedCount += 1
+            return committedCount
+        }
     }
 
     /// Returns once an `fdatasync` of the WAL that began after commit `commit` has succeeded.
     /// - Throws: `SQLiteError` 4874 (`SQLITE_IOERR_FSYNC`) once any sync of the WAL has failed.
     func waitUntilDurable(_ commit: UInt64) throws {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        while syncedCount < commit {
-            guard !failed else {
-                throw SQLiteError(code: 4874, message: "fdatasync of the WAL failed", sql: nil)
+        try lock.withLock {
+            while syncedCount < commit {
+                guard !failed else {
+                    throw SQLiteError(code: 4874, message: "fdatasync of the WAL failed", sql: nil)
+                }
+                if syncing {
+                    lock.wait()
+                    continue
+                }
+                syncing = true
+                let target = committedCount
+                let failure = lock.withoutLock { syncWAL() }
+                syncing = false
+                if failure == 0 { syncedCount = max(syncedCount, target) } else { failed = true }
+                lock.broadcast()
             }
-            if syncing {
-                pthread_cond_wait(synced, mutex)
-                continue
-            }
-            syncing = true
-            let target = committedCount
-            pthread_mutex_unlock(mutex)
-            let failure = syncWAL()
-            pthread_mutex_lock(mutex)
-            syncing = false
-            if failure == 0 { syncedCount = max(syncedCount, target) } else { failed = true }
-            pthread_cond_broadcast(synced)
         }
     }
 

@@ -78,7 +78,7 @@ extension SQLiteAdapter: BulkLoading {
     public func finishBulkLoad() throws(ParseError) {
         try guarded {
             try writeTransaction { conn in try self.restoreDeferred(conn) }
-            try db.write { conn in try conn.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
+            try db.writeAlone { conn in try conn.execute("PRAGMA wal_checkpoint(TRUNCATE)") }
         }
     }
 

@@ -55,16 +55,15 @@ public final class SQLiteAdapter: Sendable {
         schemas.write { $0 = snapshot }
     }
 
-    /// One write transaction. On failure the schema cache is reloaded, so fields added by the
-    /// rolled-back transaction are forgotten.
+    /// One write transaction (`SQLiteDatabase.write`: a savepoint of a batch). On failure the schema
+    /// cache is reloaded from what is stored, so fields added by the rolled-back writes are forgotten
+    /// (also when the batch's `COMMIT` failed after `body` returned).
     func writeTransaction<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
-        try db.write { conn in
-            do {
-                return try conn.transaction { try body(conn) }
-            } catch {
-                try? reloadSchemas(conn)
-                throw error
-            }
+        do {
+            return try db.write { conn in try body(conn) }
+        } catch {
+            _ = try? db.write { conn in try self.reloadSchemas(conn) }
+            throw error
         }
     }
 
