@@ -235,7 +235,7 @@ private func releaseThreadConnection(_ raw: UnsafeMutableRawPointer?) {
 ///
 /// A writer that needs commit `n` durable waits while another thread syncs; when no sync is running
 /// it becomes the one that syncs, covering every commit numbered so far (all of whose WAL frames
-/// were written before their numbers were taken, under the writer's lock). The WAL is reopened when
+/// were written before their numbers were taken, on the writer thread). The WAL is reopened when
 /// its file is replaced (it stays while the writer connection is open, so in practice never).
 ///
 /// `@unchecked Sendable`: `committedCount`, `syncedCount`, `failed` and `syncing` are read and

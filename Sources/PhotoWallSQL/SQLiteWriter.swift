@@ -10,19 +10,20 @@ import Glibc
 ///
 /// Each write runs inside its own savepoint within the batch's `BEGIN IMMEDIATE … COMMIT` (a batch
 /// of one needs none): a write that throws is rolled back to its savepoint alone, and the others of
-/// its batch go on. One
-/// `COMMIT` then covers the batch, and `WALGroupSync` numbers it once. Why: with one thread per
-/// request taking a lock around its own transaction, 64 clients' comments and uploads kept the lock
-/// busy two thirds of the time (each commit writes every page it touched to the WAL, and the index
-/// pages a burst of inserts shares were written once per insert), the waiting threads queued behind
-/// it in turn (a lock hand-over and a wake-up per write), and the SQLite auto-checkpoint ran inside
-/// whichever commit crossed its threshold while the others waited. A batch writes a shared page
-/// once, hands over nothing, and crosses the checkpoint threshold less often.
+/// its batch go on. One `COMMIT` then covers the batch, and `WALGroupSync` numbers it once.
+///
+/// Why: with one thread per request taking a lock around its own transaction, 64 clients' comments
+/// and uploads kept the lock busy two thirds of the time (each commit writes every page it touched
+/// to the WAL, and the index pages a burst of inserts shares were written once per insert), the
+/// waiting threads queued behind it in turn (a lock hand-over and a wake-up per write), and the
+/// SQLite auto-checkpoint ran inside whichever commit crossed its threshold while the others waited.
+/// A batch writes a shared page once, hands over nothing, and crosses the checkpoint threshold less
+/// often.
 ///
 /// A write that fails in a way that ends the whole transaction (SQLite rolls back on some I/O and
-/// full-disk errors) fails every write of its batch that ran before it: their changes are gone too.
-/// A failed `COMMIT` fails every write of the batch. No write is ever reported done unless its
-/// batch committed.
+/// full-disk errors, and on an `OR ROLLBACK` conflict) fails every write of its batch that ran
+/// before it: their changes are gone too. A failed `COMMIT` fails every write of the batch. No
+/// write is ever reported done unless its batch committed.
 /// - Source: https://sqlite.org/lang_savepoint.html, https://sqlite.org/lang_transaction.html
 ///   ("Response To Errors Within A Transaction").
 ///
