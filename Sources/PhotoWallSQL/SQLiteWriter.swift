@@ -41,7 +41,7 @@ final class SQLiteWriter: @unchecked Sendable {
     private var stopping = false
     private var thread = pthread_t()
 
-    /// Starts the writer thread on `connection`, which nothing else may use after.
+    /// Starts the writer thread (`sqlite-writer`) on `connection`, which nothing else may use after.
     init(connection: SQLiteConnection, walSync: WALGroupSync) {
         self.connection = connection
         self.walSync = walSync
@@ -196,6 +196,7 @@ final class SQLiteWriter: @unchecked Sendable {
 private func sqliteWriterMain(_ context: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
     guard let context else { return nil }
     let writer = Unmanaged<SQLiteWriter>.fromOpaque(context).takeRetainedValue()
+    setCurrentThreadName("sqlite-writer")
     writer.run()
     return nil
 }

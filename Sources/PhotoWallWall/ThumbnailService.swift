@@ -8,9 +8,11 @@ import PhotoWallStorage
 /// (`Wall.beforeSave` asks on every save of one), a `thumbnail` (256-pixel box) and a `display` image (1080-pixel box) are made from one decode,
 /// stored as Parse files, and set on the object with the photo's upright `width` and `height`.
 ///
-/// The decoding runs on a pool of `concurrency` threads (default: one per core), not on the
-/// thread that handles the request, so a burst of uploads can't take every request thread;
-/// saves beyond that wait their turn. A failure refuses the save with a clear Parse error and
+/// The decoding runs on a pool of `concurrency` threads of its own (default: one per core, named
+/// `thumbnail-N`), not on the thread that handles the request, so a burst of uploads can't take every
+/// request thread; saves beyond that wait their turn. Not on Dispatch's global queues: other work
+/// there blocks on disks and networks (S3 part uploads, file syncs), and on Linux that pool adds a
+/// thread only about once a second while its threads are blocked, so a render could wait that long. A failure refuses the save with a clear Parse error and
 /// deletes any file made for it.
 public final class ThumbnailService: Sendable {
     public struct Sizes: Sendable {
@@ -24,15 +26,18 @@ public final class ThumbnailService: Sendable {
     public let files: FileService
     public let sizes: Sizes
     public let options: ThumbnailOptions
-    let pool: OperationQueue
+    let pool: WorkerPool
     let logger: Logger
 
     public init(files: FileService, sizes: Sizes = Sizes(), options: ThumbnailOptions = ThumbnailOptions(),
                 concurrency: Int = ProcessInfo.processInfo.activeProcessorCount, logger: Logger) {
         self.files = files; self.sizes = sizes; self.options = options; self.logger = logger
-        pool = OperationQueue()
-        pool.name = "thumbnails"
-        pool.maxConcurrentOperationCount = max(1, concurrency)
+        pool = WorkerPool(threadCount: max(1, concurrency), name: "thumbnail")
+    }
+
+    deinit {
+        // Its threads end once the renders queued are done.
+        pool.stop()
     }
 
     /// The fields made from `image`, which go when it changes.
@@ -113,7 +118,7 @@ public final class ThumbnailService: Sendable {
         let result = ResultBox()
         let sizes = sizes, options = options
         let done = DispatchSemaphore(value: 0)
-        pool.addOperation {
+        pool.submit {
             result.set(Result { () throws(ImagingError) -> Made in
                 let t = try Thumbnailer.makeThumbnails(fromFile: path, longestEdges: [sizes.display, sizes.thumbnail], options: options)
                 return Made(display: t[0], thumbnail: t[1])

@@ -1,4 +1,3 @@
-internal import CMHDShim
 internal import Dispatch
 import Synchronization
 #if canImport(Glibc)
@@ -8,18 +7,21 @@ import Glibc
 /// A fixed set of OS threads running jobs in FIFO order.
 ///
 /// Deliberately not the Swift cooperative pool: route handlers block on SQLite, fsync and libcurl,
-/// and a blocked cooperative thread stalls every `async` task in the process.
+/// and a blocked cooperative thread stalls every `async` task in the process. Nor Dispatch's global
+/// queues for work that blocks: on Linux their pool adds a thread only about once a second while its
+/// threads are blocked, so one job stuck on a disk or a network stalls the jobs queued behind it.
 ///
 /// With an `Overflow`, a job that has waited in the queue longer than `Overflow.after` is handed to
 /// the overflow pool instead, by a watchdog thread: a few jobs that run long (a hostile query, say)
 /// then hold only their own threads, and the jobs queued behind them still start, on the other pool.
-final class WorkerPool: Sendable {
-    typealias Job = @Sendable () -> Void
+public final class WorkerPool: Sendable {
+    public typealias Job = @Sendable () -> Void
 
     /// Where jobs that waited too long go, and after how long.
-    struct Overflow: Sendable {
-        let pool: WorkerPool
-        let after: Duration
+    public struct Overflow: Sendable {
+        public let pool: WorkerPool
+        public let after: Duration
+        public init(pool: WorkerPool, after: Duration) { self.pool = pool; self.after = after }
     }
 
     private struct Queue {
@@ -45,8 +47,8 @@ final class WorkerPool: Sendable {
         }
     }
 
-    let threadCount: Int
-    let overflow: Overflow?
+    public let threadCount: Int
+    public let overflow: Overflow?
     private let queue = Mutex(Queue())
     /// Counts queued jobs plus one wake-up per thread once `stop()` was called. A job the watchdog
     /// moved leaves its count behind: a thread then wakes to an empty queue and waits again.
@@ -56,7 +58,7 @@ final class WorkerPool: Sendable {
 
     /// Starts `threadCount` detached threads named `name-0`, `name-1`, … (names cut to 15 bytes), and
     /// with `overflow` a watchdog thread `name-w`.
-    init(threadCount: Int, name: String, overflow: Overflow? = nil) {
+    public init(threadCount: Int, name: String, overflow: Overflow? = nil) {
         precondition(threadCount > 0, "a worker pool needs at least one thread")
         self.threadCount = threadCount
         self.overflow = overflow
@@ -66,12 +68,12 @@ final class WorkerPool: Sendable {
 
     /// Queues `job`; it runs on one of the pool's threads (or the overflow pool's). Must not be called
     /// after `stop()`.
-    func submit(_ job: @escaping Job) {
+    public func submit(_ job: @escaping Job) {
         precondition(trySubmit(job), "job submitted to a stopped worker pool")
     }
 
     /// Queues `job` unless `stop()` was called. - Returns: false when stopped (`job` was not queued).
-    func trySubmit(_ job: @escaping Job) -> Bool {
+    public func trySubmit(_ job: @escaping Job) -> Bool {
         let queued = ContinuousClock.now
         let (accepted, wakeWatchdog) = queue.withLock { q -> (Bool, Bool) in
             guard !q.stopping else { return (false, false) }
@@ -87,7 +89,7 @@ final class WorkerPool: Sendable {
 
     /// Lets every thread exit once the queue is empty. Jobs already queued still run (here: the
     /// watchdog moves no more of them). Returns at once.
-    func stop() {
+    public func stop() {
         let first = queue.withLock { q in
             defer { q.stopping = true }
             return !q.stopping
@@ -163,7 +165,7 @@ private final class WorkerThreadStart: Sendable {
 /// pthread entry point (a global function: C cannot call closures that capture).
 private func workerThreadMain(_ argument: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
     let start = Unmanaged<WorkerThreadStart>.fromOpaque(argument!).takeRetainedValue()
-    CMHDShim_set_current_thread_name(start.name)
+    setCurrentThreadName(start.name)
     start.pool.runLoop()
     return nil
 }
@@ -171,7 +173,22 @@ private func workerThreadMain(_ argument: UnsafeMutableRawPointer?) -> UnsafeMut
 /// pthread entry point of a pool's watchdog (see `WorkerPool.Overflow`).
 private func watchdogThreadMain(_ argument: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
     let start = Unmanaged<WorkerThreadStart>.fromOpaque(argument!).takeRetainedValue()
-    CMHDShim_set_current_thread_name(start.name)
+    setCurrentThreadName(start.name)
     start.pool.watchdogLoop()
     return nil
 }
+
+/// Names the calling thread (as `top -H`, `perf` and `/proc/self/task/*/comm` show it), cut to the 15
+/// bytes Linux keeps. `pthread_setname_np` is a GNU extension Swift's Glibc module does not import: it
+/// is looked up once in the C library (its address as an integer, so the constant is Sendable); where
+/// it does not exist the thread keeps its name.
+public func setCurrentThreadName(_ name: String) {
+    guard let address = UnsafeRawPointer(bitPattern: threadNameSetterAddress) else { return }
+    typealias SetName = @convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32
+    let setName = unsafeBitCast(address, to: SetName.self)
+    var bytes = Array(name.utf8.prefix(15)).map { CChar(bitPattern: $0) }
+    bytes.append(0)
+    _ = setName(pthread_self(), bytes)
+}
+
+private let threadNameSetterAddress = Int(bitPattern: dlsym(nil, "pthread_setname_np"))
