@@ -12,8 +12,8 @@ import PhotoWallStorage
 /// `thumbnail-N`), not on the thread that handles the request, so a burst of uploads can't take every
 /// request thread; saves beyond that wait their turn. Not on Dispatch's global queues: other work
 /// there blocks on disks and networks (S3 part uploads, file syncs), and on Linux that pool adds a
-/// thread only about once a second while its threads are blocked, so a render could wait that long. A failure refuses the save with a clear Parse error and
-/// deletes any file made for it.
+/// thread only about once a second while its threads are blocked, so a render could wait that long.
+/// A failure refuses the save with a clear Parse error and deletes any file made for it.
 public final class ThumbnailService: Sendable {
     public struct Sizes: Sendable {
         /// Longest edge of `thumbnail`, in pixels.
