@@ -127,31 +127,31 @@ final class SQLiteWriter: @unchecked Sendable {
         var members: [WriteJob] = []
         var open = false
         for job in jobs {
+            // Set when the body threw: the job reports its own error.
+            var threwItself = false
+            let run = { [connection] () throws in
+                if let thrown = job.runBody(connection) {
+                    threwItself = true
+                    throw thrown
+                }
+            }
             do {
                 if !open {
                     try connection.execute("BEGIN IMMEDIATE")
                     open = true
                 }
-                if savepoints { try connection.execute("SAVEPOINT photowall_write") }
+                if savepoints { try connection.savepoint(run) } else { try run() }
+                members.append(job)
             } catch {
-                finish(job, failure: error)
-                continue
-            }
-            guard let thrown = job.runBody(connection) else {
-                do {
-                    if savepoints { try connection.execute("RELEASE photowall_write") }
-                    members.append(job)
-                } catch {
-                    undo(job, after: error, reporting: error, members: &members, open: &open)
+                if !savepoints, connection.isInTransaction { try? connection.execute("ROLLBACK") }
+                if !connection.isInTransaction {
+                    // The transaction is gone: the earlier members' changes went with it, and the next
+                    // job begins anew.
+                    open = false
+                    for m in members { finish(m, failure: error) }
+                    members = []
                 }
-                continue
-            }
-            if savepoints {
-                undo(job, after: thrown, reporting: nil, members: &members, open: &open)
-            } else {
-                if connection.isInTransaction { try? connection.execute("ROLLBACK") }
-                open = false
-                finish(job)
+                finish(job, failure: threwItself ? nil : error)
             }
         }
         guard open else { return }
@@ -164,22 +164,6 @@ final class SQLiteWriter: @unchecked Sendable {
         }
         let commit = walSync.committed()
         for m in members { finish(m, commit: commit) }
-    }
-
-    /// Rolls `job` back to its savepoint after `error`: its body's (which the job reports itself:
-    /// `failure` nil) or a failed `RELEASE` (`failure`). When the error ended the whole transaction,
-    /// the earlier members' changes are gone too: they fail with it, and the next job begins anew.
-    private func undo(_ job: WriteJob, after error: any Error, reporting failure: (any Error)?,
-                      members: inout [WriteJob], open: inout Bool) {
-        if connection.isInTransaction {
-            try? connection.execute("ROLLBACK TO photowall_write")
-            try? connection.execute("RELEASE photowall_write")
-        } else {
-            open = false
-            for m in members { finish(m, failure: error) }
-            members = []
-        }
-        finish(job, failure: failure)
     }
 
     /// Ends `job`'s wait. The job's body is released here, before its caller resumes (the caller's

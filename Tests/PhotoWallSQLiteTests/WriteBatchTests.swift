@@ -7,13 +7,10 @@ import PhotoWallSQL
 /// transaction, each in its own savepoint, so one failing write is rolled back alone, and no write
 /// is reported done unless its transaction committed.
 @Suite struct WriteBatchTests {
-    let dir: String
     let db: SQLiteDatabase
 
     init() throws {
-        dir = NSTemporaryDirectory() + "pw-writebatch-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        db = try SQLiteDatabase(path: dir + "/db.sqlite")
+        db = try SQLiteDatabase(path: try ReadTimeLimitTests.temporaryPath())
         try db.write { try $0.execute("CREATE TABLE t(id INTEGER PRIMARY KEY)") }
     }
 
