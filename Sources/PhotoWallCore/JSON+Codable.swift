@@ -106,6 +106,12 @@ extension JSON {
     /// Writes the UTF-8 bytes `u` as a JSON string (quoted, `"`, `\\` and control bytes escaped).
     public static func writeString(utf8 u: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
+        writeEscaped(utf8: u, into: &out)
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// Writes the UTF-8 bytes `u` as the inside of a JSON string (`writeString` without the quotes).
+    public static func writeEscaped(utf8 u: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
         do {
             var runStart = 0
             for i in 0..<u.count {
@@ -126,6 +132,5 @@ extension JSON {
             }
             out.append(contentsOf: UnsafeBufferPointer(rebasing: u[runStart..<u.count]))
         }
-        out.append(UInt8(ascii: "\""))
     }
 }

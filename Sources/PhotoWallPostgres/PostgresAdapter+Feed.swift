@@ -180,7 +180,9 @@ extension PostgresAdapter: FeedStore {
     /// `LATERAL` probe per image with comments on the comment class's `(image field, "createdAt")`
     /// index, in one statement (one round trip): a row per latest comment (newest first), or one row
     /// with NULL comment columns for an image with a count but no comment row to show.
-    public func comments(ofImages ids: [String], perImage: Int, readers: PermissionSet) throws(ParseError) -> [String: (count: Int, latest: [StoredObject])] {
+    /// Comments are decoded whole (`members` is met: they hold every field).
+    public func comments(ofImages ids: [String], perImage: Int, readers: PermissionSet,
+                         members: StoredMembers?) throws(ParseError) -> [String: (count: Int, latest: [StoredObject])] {
         guard let p = feedProjection, !ids.isEmpty, try schema(of: p.commentClass) != nil else { return [:] }
         let t = Self.table(p.commentClass)
         let image = PostgresQueryCompiler.textPath(p.commentImageField)

@@ -112,7 +112,7 @@ extension PostgresAdapter: ObjectStore {
     static func decodeRow(_ className: String, _ row: [String?]) throws -> StoredObject {
         let doc = try JSON.parse(row[3] ?? "{}")
         var acl: ACL?
-        if let a = row[4] { acl = try ACL(json: try JSON.parse(a)) }
+        if var a = row[4] { acl = try a.withUTF8 { u throws(ParseError) in try ACL(storedText: u) } }
         return StoredObject(className: className, objectId: row[0] ?? "",
                             createdAt: ParseDate(millisecondsSince1970: Int64(row[1] ?? "0") ?? 0),
                             updatedAt: ParseDate(millisecondsSince1970: Int64(row[2] ?? "0") ?? 0),

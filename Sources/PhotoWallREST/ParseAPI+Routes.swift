@@ -47,7 +47,10 @@ extension ParseAPI {
         t.add("POST", "/functions/:name") { api, r in
             let name = r.parameter("name")
             guard let f = api.functions[name] else { throw ParseError(.scriptFailed, "Invalid function: \"\(name)\"") }
-            return .ok(["result": try f(r.body, r.auth)])
+            switch try f(r.body, r.auth) {
+            case .json(let value): return .ok(["result": value])
+            case .text(let text): return .ok(text: Array(#"{"result":"#.utf8) + text + [UInt8(ascii: "}")])
+            }
         }
         t.add("DELETE", "/files/:name") { api, r in
             guard r.auth.isMaster else { throw PlainError.masterKeyRequired }

@@ -189,7 +189,10 @@ extension SQLiteAdapter: FeedStore {
     /// Counts from `_FEED_COMMENTS` (one probe per page), the latest comments from the comment
     /// class's `(image field, createdAt, objectId)` index (`createIndex`), read in that order and
     /// stopped after `perImage`: O(perImage) per image however many comments it has, with no sort.
-    public func comments(ofImages ids: [String], perImage: Int, readers: PermissionSet) throws(ParseError) -> [String: (count: Int, latest: [StoredObject])] {
+    /// Each comment decodes only `members` when given (`StoredRowView.object(members:)`; a row that
+    /// can't be read that way is decoded whole).
+    public func comments(ofImages ids: [String], perImage: Int, readers: PermissionSet,
+                         members: StoredMembers?) throws(ParseError) -> [String: (count: Int, latest: [StoredObject])] {
         guard let p = feedProjection, !ids.isEmpty, try schema(of: p.commentClass) != nil else { return [:] }
         let t = Self.table(p.commentClass)
         let image = SQLiteQueryCompiler.jsonPath(p.commentImageField)
@@ -214,7 +217,7 @@ extension SQLiteAdapter: FeedStore {
                     guard perImage > 0 else { continue }
                     var latest: [StoredObject] = []
                     try conn.forEachRawRow(latestSQL, [.text(id)] + aclArgs + [.integer(Int64(perImage))]) { row in
-                        latest.append(try Self.decodeRow(p.commentClass, row))
+                        latest.append(try members.flatMap { Self.rowView(p.commentClass, row).object(members: $0) } ?? Self.decodeRow(p.commentClass, row))
                     }
                     out[id]?.latest = latest
                 }

@@ -95,7 +95,7 @@ extension SQLiteAdapter: ObjectStore {
     /// per column first).
     static func decodeRow(_ className: String, _ row: SQLiteRow) throws -> StoredObject {
         var acl: ACL?
-        if let a = row.text(4) { acl = try ACL(json: try JSON.parse(a)) }
+        if let a = row.text(4) { acl = try ACL(storedText: a) }
         return StoredObject(className: className, objectId: row.text(0).map { String(decoding: $0, as: UTF8.self) } ?? "",
                             createdAt: ParseDate(millisecondsSince1970: row.int64(1)),
                             updatedAt: ParseDate(millisecondsSince1970: row.int64(2)),
@@ -131,20 +131,23 @@ extension SQLiteAdapter: ObjectStore {
     public func forEachStoredRow(_ query: StoredQuery, _ body: (StoredRowView) -> Void) throws(ParseError) -> Bool {
         guard let schema = try schema(of: query.className) else { return true }
         let compiled = try SQLiteQueryCompiler(schema: schema).select(query, columns: Self.columns)
-        let empty: StaticString = "{}"
         try guarded {
             try db.read { conn in
-                try conn.forEachRawRow(compiled.sql, compiled.args, { row in
-                    body(StoredRowView(className: query.className,
-                                       objectId: row.text(0) ?? UnsafeBufferPointer(start: empty.utf8Start, count: 0),
-                                       createdAt: ParseDate(millisecondsSince1970: row.int64(1)),
-                                       updatedAt: ParseDate(millisecondsSince1970: row.int64(2)),
-                                       fieldsText: row.text(3) ?? UnsafeBufferPointer(start: empty.utf8Start, count: 2),
-                                       aclText: row.text(4)))
-                })
+                try conn.forEachRawRow(compiled.sql, compiled.args, { row in body(Self.rowView(query.className, row)) })
             }
         }
         return true
+    }
+
+    /// A row of `columns` as the text SQLite holds (valid while `row` is).
+    static func rowView(_ className: String, _ row: SQLiteRow) -> StoredRowView {
+        let empty: StaticString = "{}"
+        return StoredRowView(className: className,
+                             objectId: row.text(0) ?? UnsafeBufferPointer(start: empty.utf8Start, count: 0),
+                             createdAt: ParseDate(millisecondsSince1970: row.int64(1)),
+                             updatedAt: ParseDate(millisecondsSince1970: row.int64(2)),
+                             fieldsText: row.text(3) ?? UnsafeBufferPointer(start: empty.utf8Start, count: 2),
+                             aclText: row.text(4))
     }
 
     public func count(_ query: StoredQuery) throws(ParseError) -> Int {

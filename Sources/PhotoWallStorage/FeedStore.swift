@@ -43,7 +43,11 @@ public protocol FeedStore: Sendable {
     /// may read by their ACL (nil: all, the master key), newest first, and each image's count of those
     /// comments (an image without comments has count 0 or no entry): a kept counter, less the comments
     /// not everyone may read that `readers` may not (an index of such comments only).
-    func comments(ofImages ids: [String], perImage: Int, readers: PermissionSet) throws(ParseError) -> [String: (count: Int, latest: [StoredObject])]
+    /// - Parameter members: the comment fields the caller reads: each comment holds at least these
+    ///   (when present) and its ACL; a store that hands out its rows' text decodes only them. nil:
+    ///   whole comments.
+    func comments(ofImages ids: [String], perImage: Int, readers: PermissionSet,
+                  members: StoredMembers?) throws(ParseError) -> [String: (count: Int, latest: [StoredObject])]
     /// The author count up to which `.perAuthor` is the cheaper strategy for the data as it is now
     /// (it grows with the number of images), or nil to leave it to the caller's fixed threshold.
     func suggestedFeedThreshold() -> Int?
@@ -56,6 +60,10 @@ public protocol FeedStore: Sendable {
 }
 
 extension FeedStore {
+    /// `comments(ofImages:perImage:readers:members:)` with whole comments.
+    public func comments(ofImages ids: [String], perImage: Int, readers: PermissionSet) throws(ParseError) -> [String: (count: Int, latest: [StoredObject])] {
+        try comments(ofImages: ids, perImage: perImage, readers: readers, members: nil)
+    }
     public func suggestedFeedThreshold() -> Int? { nil }
     public func readingOneSnapshot<T: Sendable>(_ body: () throws(ParseError) -> T) throws(ParseError) -> T { try body() }
 }

@@ -56,23 +56,12 @@ extension ObjectStore {
     /// - Throws: what `find` throws (a row whose ACL can't be read here is read again by `find`, which
     ///   reports it).
     public func find(_ query: StoredQuery, members: Set<String>) throws(ParseError) -> [StoredObject] {
-        let names = members.map { (Array($0.utf8), $0) }
+        let wanted = StoredMembers(members)
         var out: [StoredObject] = []
         var unreadable = false
         let streamed = try forEachStoredRow(query) { row in
-            var fields: [String: JSON] = [:]
-            let whole = JSON.forEachMember(ofObjectText: row.fieldsText) { key, value in
-                guard let name = names.first(where: { $0.0.elementsEqual(key) })?.1 else { return }
-                if let v = try? JSON.parse(value) { fields[name] = v } else { unreadable = true }
-            }
-            // A stored ACL that can't be read must not pass as none (public): read the row whole instead.
-            var acl: ACL?
-            if let text = row.aclText {
-                if let json = try? JSON.parse(text), let a = try? ACL(json: json) { acl = a } else { unreadable = true }
-            }
-            if !whole { unreadable = true }
-            out.append(StoredObject(className: row.className, objectId: String(decoding: row.objectId, as: UTF8.self),
-                                    createdAt: row.createdAt, updatedAt: row.updatedAt, fields: fields, acl: acl))
+            guard !unreadable else { return }
+            if let o = row.object(members: wanted) { out.append(o) } else { unreadable = true }
         }
         guard streamed, !unreadable else {
             return try find(query).map { (o: StoredObject) -> StoredObject in

@@ -39,10 +39,12 @@ public final class FeedService: Sendable {
     public var perAuthorThreshold: Int { fixedThreshold ?? store.suggestedFeedThreshold() ?? 300 }
 
     /// `POST /functions/feed {limit, cursor}`; `objects` renders the authors as `include=user` would.
-    /// - Returns: `{"images":[…], "nextCursor": String|null}`; each image is
-    ///   `{objectId, user:{objectId,name,fbId}, createdAt, image:{url}, thumbnail:{url}, width, height, commentCount, comments}`.
+    /// - Returns: the JSON text (UTF-8) of `{"images":[…], "nextCursor": String|null}`; each image is
+    ///   `{caption, commentCount, comments:[{comment, createdAt, objectId, user}], createdAt, display:{name,url},
+    ///   height, image:{name,url}, objectId, thumbnail:{name,url}, user:{fbId,name,objectId}, width}`, keys
+    ///   sorted as `JSON.serialized` writes them.
     /// - Throws: 209 without a session; 107 for a malformed cursor; 102 for a bad limit.
-    public func feed(params: [String: JSON], auth: AuthContext, objects: ObjectService) throws(ParseError) -> JSON {
+    public func feed(params: [String: JSON], auth: AuthContext, objects: ObjectService) throws(ParseError) -> [UInt8] {
         guard let viewer = auth.user else { throw ParseError(.invalidSessionToken, "Session token required.") }
         var limit = Self.defaultLimit
         if let l = params["limit"] {
@@ -55,7 +57,7 @@ public final class FeedService: Sendable {
             cursor = decoded
         }
         // The page's reads (friend count, keys, images, comments, authors) on one snapshot of the data.
-        return try store.readingOneSnapshot { () throws(ParseError) -> JSON in
+        return try store.readingOneSnapshot { () throws(ParseError) -> [UInt8] in
             try page(viewer: viewer, cursor: cursor, limit: limit, auth: auth, objects: objects)
         }
     }
@@ -67,7 +69,7 @@ public final class FeedService: Sendable {
 
     /// One page for `viewer` (`feed`, inside its snapshot): the newest images of the wall's audience
     /// that the viewer may read by their ACL, as GET would show them (`shownImages`).
-    func page(viewer: StoredObject, cursor: FeedCursor?, limit: Int, auth: AuthContext, objects: ObjectService) throws(ParseError) -> JSON {
+    func page(viewer: StoredObject, cursor: FeedCursor?, limit: Int, auth: AuthContext, objects: ObjectService) throws(ParseError) -> [UInt8] {
         let me = WallRules.wallId(of: viewer)
         var strategy = FeedStrategy.perAuthor
         var authors: [String]?
@@ -81,7 +83,7 @@ public final class FeedService: Sendable {
             // strategies); a viewer without a provider id has no friends there: only their own posts.
             authors = viewer.fields["fbId"] == nil ? [me] : nil
         }
-        var shown: [StoredObject] = []
+        var shown: [ShownImage] = []
         var before = cursor
         var next: FeedCursor?
         for _ in 0..<Self.maxFillRounds {
@@ -124,70 +126,107 @@ public final class FeedService: Sendable {
         return keys
     }
 
-    /// The page's JSON: `images` (as `shownImages` read them) with their authors, files, comment counts and
-    /// latest comments the viewer may read, and `nextCursor` (`next`, encoded).
-    func render(images: [StoredObject], next: FeedCursor?, auth: AuthContext, objects: ObjectService) throws(ParseError) -> JSON {
-        let comments = try store.comments(ofImages: images.map(\.objectId), perImage: Self.latestComments, readers: auth.permissions)
+    /// The page's JSON text: `images` (as `shownImages` read them) with their authors, files, comment
+    /// counts and latest comments the viewer may read, and `nextCursor` (`next`, encoded); written
+    /// straight into bytes (`JSONWriter`), keys sorted.
+    func render(images: [ShownImage], next: FeedCursor?, auth: AuthContext, objects: ObjectService) throws(ParseError) -> [UInt8] {
+        let comments = try store.comments(ofImages: images.map(\.objectId), perImage: Self.latestComments, readers: auth.permissions,
+                                          members: Self.shownCommentFields)
         // Authors as `include=user` on these posts shows them (the private-user rule of `WallRules`):
         // the viewer in full, anyone else `objectId`, `name`, `fbId`; of those only these three.
-        let imageAuthors = Set(images.compactMap { $0.fields["user"]?["objectId"]?.stringValue })
+        let imageAuthors = Set(images.compactMap(\.author))
         var commentAuthors = Set<String>()
         for (_, c) in comments { for x in c.latest { if let u = x.fields["user"]?["objectId"]?.stringValue { commentAuthors.insert(u) } } }
         let (imageVia, commentVia) = (WallSchema.imageClass + ".user", WallSchema.commentClass + ".user")
         // One read of every author; each shown as the pointer that names it reveals it.
-        let seen = try objects.includedObjects(className: "_User", idsVia: [imageVia: imageAuthors, commentVia: commentAuthors], auth: auth,
-                                               members: ["name", "fbId"])
-        var people: [String: JSON] = [:]
-        for (id, u) in seen {
-            people[id] = ["objectId": .string(id), "name": u["name"] ?? .null, "fbId": u["fbId"] ?? .null]
-        }
-        func person(_ o: StoredObject) -> JSON {
-            guard let id = o.fields["user"]?["objectId"]?.stringValue else { return .null }
-            return people[id] ?? ["objectId": .string(id), "name": .null, "fbId": o.fields[WallSchema.authorField] ?? .null]
+        let people = try objects.includedObjects(className: "_User", idsVia: [imageVia: imageAuthors, commentVia: commentAuthors], auth: auth,
+                                                 members: ["name", "fbId"])
+        var out = JSONWriter(capacity: 1024 * max(1, images.count))
+        // An author `include` doesn't show is named by the post's own provider id alone (`providerId`).
+        func person(_ author: String?, providerId: JSON?) {
+            guard let id = author else { out.null(); return }
+            let (fbId, name) = people[id].map { ($0["fbId"] ?? .null, $0["name"] ?? .null) } ?? (providerId ?? .null, .null)
+            out.beginObject()
+            out.key("fbId"); out.value(fbId)
+            out.key("name"); out.value(name)
+            out.key("objectId"); out.string(id)
+            out.endObject()
         }
         // `ServerConfig.fileURL` with its constant part made once per page; one clock read for the signatures.
         let filesURL = objects.config.fileURL("")
         let signing = wall.visibility == .friends ? fileAccess : nil
         let now = ParseDate.now()
-        func file(_ v: JSON?) -> JSON {
-            guard let name = v?["name"]?.stringValue else { return .null }
-            var url = filesURL + ServerConfig.encodeURIComponent(name)
-            if let signing { url += "?" + signing.signature(for: name, now: now) }
-            return ["name": .string(name), "url": .string(url)]
+        func file(_ name: String?) {
+            guard let name else { out.null(); return }
+            out.beginObject()
+            out.key("name"); out.string(name)
+            out.key("url")
+            if let signing {
+                out.string(filesURL, ServerConfig.encodeURIComponent(name), "?", signing.signature(for: name, now: now))
+            } else {
+                out.string(filesURL, ServerConfig.encodeURIComponent(name))
+            }
+            out.endObject()
         }
-        var out: [JSON] = []
+        out.beginObject()
+        out.key("images")
+        out.beginArray()
         for img in images {
             let c = comments[img.objectId] ?? (0, [])
-            out.append([
-                "objectId": .string(img.objectId),
-                "user": person(img),
-                "createdAt": .string(img.createdAt.iso),
-                "image": file(img.fields["image"]),
-                "thumbnail": file(img.fields["thumbnail"]),
-                "display": file(img.fields["display"]),
-                "width": img.fields["width"] ?? .null,
-                "height": img.fields["height"] ?? .null,
-                "caption": img.fields["caption"] ?? .null,
-                "commentCount": .number(Double(c.count)),
-                "comments": .array(c.latest.reversed().map { cm in
-                    ["objectId": .string(cm.objectId), "comment": cm.fields["comment"] ?? .null, "user": person(cm),
-                     "createdAt": .string(cm.createdAt.iso)]
-                }),
-            ])
+            out.beginObject()
+            out.key("caption"); out.text(img.caption)
+            out.key("commentCount"); out.number(c.count)
+            out.key("comments")
+            out.beginArray()
+            for cm in c.latest.reversed() {
+                out.beginObject()
+                out.key("comment"); out.value(cm.fields["comment"] ?? .null)
+                out.key("createdAt"); out.string(cm.createdAt.iso)
+                out.key("objectId"); out.string(cm.objectId)
+                out.key("user"); person(cm.fields["user"]?["objectId"]?.stringValue, providerId: cm.fields[WallSchema.authorField])
+                out.endObject()
+            }
+            out.endArray()
+            out.key("createdAt"); out.string(img.createdAt.iso)
+            out.key("display"); file(img.display)
+            out.key("height"); out.text(img.height)
+            out.key("image"); file(img.image)
+            out.key("objectId"); out.string(img.objectId)
+            out.key("thumbnail"); file(img.thumbnail)
+            out.key("user"); person(img.author, providerId: nil)
+            out.key("width"); out.text(img.width)
+            out.endObject()
         }
-        return ["images": .array(out), "nextCursor": next.map { .string(Self.encodeCursor($0)) } ?? .null]
+        out.endArray()
+        out.key("nextCursor")
+        if let next { out.string(Self.encodeCursor(next)) } else { out.null() }
+        out.endObject()
+        return out.bytes
     }
 
-    /// The fields of an image the feed shows (`render`).
+    /// The fields of an image the feed shows (`render`, `ShownImage`).
     static let shownImageFields: Set<String> = ["image", "thumbnail", "display", "width", "height", "caption", "user"]
+    /// The fields of a comment the feed shows (`render`): the author's provider id names an author
+    /// `include` doesn't show.
+    static let shownCommentFields = StoredMembers(["comment", "user", WallSchema.authorField])
 
     /// The images with these ids that `readers` may read by their ACL (nil: all), in the order of `ids`,
-    /// holding only `shownImageFields` (`ObjectStore.find(_:members:)`: only those members are decoded
-    /// where the store hands out its rows' text). The wall's read scope was applied by the keys.
-    func shownImages(_ ids: [String], readers: PermissionSet) throws(ParseError) -> [StoredObject] {
+    /// as the feed shows them (`ShownImage`): read from the rows' text where the store hands it out
+    /// (`ObjectStore.forEachStoredRow`), else decoded (`ObjectStore.find(_:members:)`). The wall's read
+    /// scope was applied by the keys; the ACL is applied by the store, by `readers`, either way.
+    func shownImages(_ ids: [String], readers: PermissionSet) throws(ParseError) -> [ShownImage] {
         guard !ids.isEmpty else { return [] }
         let q = StoredQuery(className: WallSchema.imageClass, predicate: .inList("objectId", ids.map { .string($0) }, negated: false), readers: readers)
-        let byId = Dictionary(try rows.find(q, members: Self.shownImageFields).map { ($0.objectId, $0) }, uniquingKeysWith: { a, _ in a })
+        var read: [ShownImage] = []
+        var unreadable = false
+        let streamed = try rows.forEachStoredRow(q) { row in
+            guard !unreadable else { return }
+            if let image = ShownImage(row: row) { read.append(image) } else { unreadable = true }
+        }
+        if !streamed || unreadable {
+            read = try rows.find(q, members: Self.shownImageFields).map(ShownImage.init(_:))
+        }
+        let byId = Dictionary(read.map { ($0.objectId, $0) }, uniquingKeysWith: { a, _ in a })
         return ids.compactMap { byId[$0] }
     }
 
@@ -202,5 +241,60 @@ public final class FeedService: Sendable {
         let id = String(s[s.index(after: colon)...])
         guard !id.isEmpty, id.count <= 32, id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else { return nil }
         return FeedCursor(createdAt: ms, objectId: id)
+    }
+}
+
+/// An image as the feed shows it (`FeedService.shownImageFields`): its shown values as JSON text, its
+/// files' names and its author, without a `[String: JSON]` per image.
+struct ShownImage {
+    let objectId: String
+    let createdAt: ParseDate
+    /// `caption`, `width` and `height` as JSON text; nil when absent (shown as null).
+    var caption: [UInt8]?, width: [UInt8]?, height: [UInt8]?
+    /// The names of the `image`, `thumbnail` and `display` files; nil when absent or not a file with a name.
+    var image: String?, thumbnail: String?, display: String?
+    /// The objectId the `user` pointer names.
+    var author: String?
+
+    /// From a decoded image (holding at least the shown fields).
+    init(_ o: StoredObject) {
+        objectId = o.objectId; createdAt = o.createdAt
+        caption = o.fields["caption"]?.serialized; width = o.fields["width"]?.serialized; height = o.fields["height"]?.serialized
+        image = o.fields["image"]?["name"]?.stringValue
+        thumbnail = o.fields["thumbnail"]?["name"]?.stringValue
+        display = o.fields["display"]?["name"]?.stringValue
+        author = o.fields["user"]?["objectId"]?.stringValue
+    }
+
+    /// From a stored row's text: the shown values' text as stored, a file's name read in place when it
+    /// is stored plain (`StoredRowView.storedFileName`), other file and pointer values decoded.
+    /// - Returns: nil when the text can't be read member by member (the caller decodes the row).
+    init?(row: StoredRowView) {
+        objectId = String(decoding: row.objectId, as: UTF8.self); createdAt = row.createdAt
+        var readable = true
+        func name(_ value: UnsafeBufferPointer<UInt8>, _ member: String) -> String? {
+            if let plain = StoredRowView.storedFileName(value) { return String(decoding: plain, as: UTF8.self) }
+            guard let v = try? JSON.parse(value) else { readable = false; return nil }
+            return v[member]?.stringValue
+        }
+        var (caption, width, height): ([UInt8]?, [UInt8]?, [UInt8]?) = (nil, nil, nil)
+        var (image, thumbnail, display, author): (String?, String?, String?, String?) = (nil, nil, nil, nil)
+        let whole = JSON.forEachMember(ofObjectText: row.fieldsText) { key, value in
+            switch String(decoding: key, as: UTF8.self) {
+            case "caption": caption = Array(value)
+            case "width": width = Array(value)
+            case "height": height = Array(value)
+            case "image": image = name(value, "name")
+            case "thumbnail": thumbnail = name(value, "name")
+            case "display": display = name(value, "name")
+            case "user":
+                guard let v = try? JSON.parse(value) else { readable = false; return }
+                author = v["objectId"]?.stringValue
+            default: break
+            }
+        }
+        guard whole, readable else { return nil }
+        self.caption = caption; self.width = width; self.height = height
+        self.image = image; self.thumbnail = thumbnail; self.display = display; self.author = author
     }
 }

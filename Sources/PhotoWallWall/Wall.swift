@@ -114,8 +114,8 @@ public final class Wall: ObjectServiceExtension {
     public func mayDelete(_ object: StoredObject, auth: AuthContext) throws(ParseError) -> Bool { rules.mayDelete(object, auth: auth) }
 
     public var functions: [String: ExtensionFunction] {
-        ["feed": { [feed] params, auth, objects throws(ParseError) in try feed.feed(params: params, auth: auth, objects: objects) },
-         "duplicates": { [duplicates] params, auth, _ throws(ParseError) in try duplicates.duplicates(params: params, auth: auth) }]
+        ["feed": { [feed] params, auth, objects throws(ParseError) in .text(try feed.feed(params: params, auth: auth, objects: objects)) },
+         "duplicates": { [duplicates] params, auth, _ throws(ParseError) in .json(try duplicates.duplicates(params: params, auth: auth)) }]
     }
 
     public var fileAccess: (any FileAccess)? { access }

@@ -89,6 +89,12 @@ import PhotoWallStorage
         #expect(c["img1"]?.latest.map(\.objectId) == ["c4", "c3", "c2"])
         #expect(c["img1"]?.latest.first?.fields["comment"] == "n4")
         #expect(c["img2"]?.count == 0)
+        // With members: the same comments, holding those fields (at least: PostgreSQL reads them whole).
+        let cut = try db.comments(ofImages: ["img1", "img2"], perImage: 3, readers: nil, members: StoredMembers(["comment"]))
+        #expect(cut["img1"]?.count == 5)
+        #expect(cut["img1"]?.latest.map(\.objectId) == ["c4", "c3", "c2"])
+        #expect(cut["img1"]?.latest.map { $0.fields["comment"] } == ["n4", "n3", "n2"])
+        if backend == .sqlite { #expect(cut["img1"]?.latest.first?.fields["imageObjectId"] == nil) }
     }
 
     /// With `readers`, the latest comments and the count are of the comments those readers may read by

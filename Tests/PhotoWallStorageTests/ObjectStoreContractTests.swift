@@ -168,4 +168,24 @@ import PhotoWallTesting
         }
         #expect(try db.find(StoredQuery(className: "P", readers: ["*"]), members: ["name"]).map(\.objectId).sorted() == ["p1", "p3"])
     }
+
+    /// `ACL(storedText:)` reads what `ACL(json: JSON.parse(text))` reads, and refuses what it refuses:
+    /// stored texts as the adapters write them, escaped entries and unusual spacing (the JSON path),
+    /// and malformed ones.
+    @Test func aclFromStoredTextIsTheJSONReading() throws {
+        let texts = [#"{}"#, #"{"*":{"read":true}}"#, #"{"*":{"read":true},"u1":{"read":true,"write":true}}"#,
+                     #"{"role:Mods":{"write":true},"u2":{"read":false,"write":true}}"#, #"{"u1":{}}"#,
+                     #"{ "u1" : { "read" : true } }"#, #"{"u\u0031":{"read":true}}"#, #"{"u1":{"read":true,"read":false}}"#]
+        for text in texts {
+            let fast = try Array(text.utf8).withUnsafeBufferPointer { u throws(ParseError) in try ACL(storedText: u) }
+            #expect(fast == (try ACL(json: JSON.parse(text))), "\(text)")
+        }
+        #expect(try Array(#"{"u\u0031":{"read":true}}"#.utf8).withUnsafeBufferPointer { u throws(ParseError) in try ACL(storedText: u) }
+            .entries == ["u1": ACL.Access(read: true, write: false)])
+        for bad in [#"{"u1":{"read":1}}"#, #"{"u1":{"delete":true}}"#, #"{"":{"read":true}}"#, #"{"u1":true}"#, #"[]"#, #"{"u1":{"read":tru}}"#, #"{"#] {
+            #expect(throws: ParseError.self, "\(bad)") {
+                try Array(bad.utf8).withUnsafeBufferPointer { u throws(ParseError) in try ACL(storedText: u) }
+            }
+        }
+    }
 }

@@ -18,6 +18,16 @@ import Glibc
             .map(\.objectId)
     }
 
+    /// The fixture's `feed` function (as `ObjectService` binds it for REST), its answer read back as a value:
+    /// the feed answers JSON text (`FunctionResult.text`).
+    func feedFunction(_ f: WallFixture) throws -> ([String: JSON], AuthContext) throws -> JSON {
+        let feed = try #require(f.objects.functions["feed"])
+        return { params, auth in
+            guard case .text(let text) = try feed(params, auth) else { throw ParseError(.internalServerError, "the feed answered a value, not its text") }
+            return try JSON.parse(text)
+        }
+    }
+
     @Test(arguments: [FeedStrategy.perAuthor, .globalScan])
     func pagesThroughTheViewersAndFriendsImagesNewestFirstWithCommentCounts(strategy: FeedStrategy) throws {
         let f = try WallFixture(feedThreshold: strategy == .perAuthor ? 300 : 0)
@@ -35,7 +45,7 @@ import Glibc
         }
         let expected = try newestFirst(mine + theirs, f)
 
-        let feed = try #require(f.objects.functions["feed"])
+        let feed = try feedFunction(f)
         var seen: [String] = []
         var cursor: JSON = .null
         var pages = 0
@@ -87,7 +97,7 @@ import Glibc
             "width": 1200, "height": .number(800.5), "caption": .string(caption), "likes": 7,
             "user": ["__type": "Pointer", "className": "_User", "objectId": .string(owner.objectId)], WallSchema.authorField: "1001",
         ], acl: nil))
-        let feed = try #require(f.objects.functions["feed"])
+        let feed = try feedFunction(f)
         let page = try feed([:], f.friend)
         let image = try #require(page["images"]?.arrayValue?.first)
         #expect(image["objectId"] == "img0000001")
@@ -119,7 +129,7 @@ import Glibc
             hidden.append(try f.objects.create(className: WallSchema.imageClass, body: ["caption": .string("hidden \(i)"), "ACL": ownerOnly],
                                                auth: f.owner).objectId)
         }
-        let feed = try #require(f.objects.functions["feed"])
+        let feed = try feedFunction(f)
         func pages(_ auth: AuthContext, limit: Int) throws -> [[String]] {
             var out: [[String]] = []
             var cursor: JSON = .null

@@ -112,7 +112,7 @@ extension ObjectService {
         let whole = JSON.forEachMember(ofObjectText: row.fieldsText) { key, value in
             guard key.first != UInt8(ascii: "_"), !Self.isSystemField(key) else { return }
             if nextSystem < 4 { Self.writeSystemFields(of: row, upTo: key, next: &nextSystem, into: &out, start: start) }
-            if plainFiles, let name = Self.storedFileName(value) {
+            if plainFiles, let name = StoredRowView.storedFileName(value) {
                 if out.count != start + 1 { out.append(UInt8(ascii: ",")) }
                 out.append(UInt8(ascii: "\""))
                 out.append(contentsOf: key)
@@ -238,18 +238,6 @@ extension ObjectService {
         let n = min(a.utf8CodeUnitCount, b.count)
         for i in 0..<n where a.utf8Start[i] != b[i] { return a.utf8Start[i] < b[i] }
         return a.utf8CodeUnitCount < b.count
-    }
-
-    /// The name's bytes of a File stored as `ValueCoding.toStored` writes it, `{"__type":"File","name":"…"}`
-    /// with no escape in the name; nil for any other value.
-    static func storedFileName(_ value: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8>? {
-        let prefix: StaticString = #"{"__type":"File","name":""#
-        let n = prefix.utf8CodeUnitCount
-        guard value.count >= n + 2, value[value.count - 2] == UInt8(ascii: "\""), value[value.count - 1] == UInt8(ascii: "}") else { return nil }
-        for i in 0..<n where value[i] != prefix.utf8Start[i] { return nil }
-        let name = UnsafeBufferPointer(rebasing: value[n..<(value.count - 2)])
-        guard !name.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return nil }
-        return name
     }
 
     /// Whether `needle` occurs in `haystack`.

@@ -2,12 +2,20 @@ import PhotoWallCore
 import PhotoWallStorage
 
 /// A cloud function: `POST /functions/:name` with JSON params → `{"result": …}` (the result is
-/// the function's JSON; a thrown `ParseError` is the answer's `{code,error}`).
-public typealias CloudFunction = @Sendable (_ params: [String: JSON], _ auth: AuthContext) throws(ParseError) -> JSON
+/// the function's value; a thrown `ParseError` is the answer's `{code,error}`).
+public typealias CloudFunction = @Sendable (_ params: [String: JSON], _ auth: AuthContext) throws(ParseError) -> FunctionResult
 
 /// A cloud function as an extension declares it: like `CloudFunction`, and handed the object
 /// service it is installed in, so the extension needs no reference to it (it is built first).
-public typealias ExtensionFunction = @Sendable (_ params: [String: JSON], _ auth: AuthContext, _ objects: ObjectService) throws(ParseError) -> JSON
+public typealias ExtensionFunction = @Sendable (_ params: [String: JSON], _ auth: AuthContext, _ objects: ObjectService) throws(ParseError) -> FunctionResult
+
+/// What a cloud function answers: the `result` of `{"result": …}`.
+public enum FunctionResult: Sendable {
+    /// A value.
+    case json(JSON)
+    /// The value's JSON text (UTF-8), rendered straight into bytes (`JSONWriter`); sent as it is.
+    case text([UInt8])
+}
 
 /// What a hook adds to a create or update before anything is stored (outside any transaction).
 public struct SaveHookOutcome: Sendable {

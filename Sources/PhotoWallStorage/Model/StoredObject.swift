@@ -50,6 +50,31 @@ public struct ACL: Sendable, Equatable {
         entries = e
     }
 
+    /// Read from an ACL's JSON text as a database stored it (`{"<entry>":{"read":true,…},…}`): the
+    /// same ACL as `init(json: JSON.parse(text))`, read in one pass without the JSON values in
+    /// between (every object read from a database decodes one). Text this pass doesn't take (an
+    /// escaped entry, a value that isn't `true` or `false`) goes through `init(json:)`.
+    /// - Throws: `ParseError` 107 when `text` is not JSON, 123 `Invalid ACL.` when the shape is wrong.
+    public init(storedText text: UnsafeBufferPointer<UInt8>) throws(ParseError) {
+        var e: [String: Access] = [:]
+        var plain = true
+        let whole = JSON.forEachMember(ofObjectText: text) { key, value in
+            guard plain, !key.isEmpty, !key.contains(UInt8(ascii: "\\")) else { plain = false; return }
+            var a = Access(read: false, write: false)
+            let perms = JSON.forEachMember(ofObjectText: value) { pk, pv in
+                guard plain else { return }
+                let isRead = pk.elementsEqual("read".utf8), isWrite = pk.elementsEqual("write".utf8)
+                let flag = pv.elementsEqual("true".utf8) ? true : pv.elementsEqual("false".utf8) ? false : nil
+                guard isRead || isWrite, let flag else { plain = false; return }
+                if isRead { a.read = flag } else { a.write = flag }
+            }
+            guard perms else { plain = false; return }
+            e[String(decoding: key, as: UTF8.self)] = a
+        }
+        guard whole, plain else { self = try ACL(json: JSON.parse(text)); return }
+        self = ACL(entries: e)
+    }
+
     public var json: JSON {
         var o: [String: JSON] = [:]
         for (k, a) in entries {

@@ -20,3 +20,49 @@ public struct StoredRowView {
         self.fieldsText = fieldsText; self.aclText = aclText
     }
 }
+
+/// The top-level fields a caller reads of each object (`ObjectStore.find(_:members:)`,
+/// `StoredRowView.object(members:)`), with their names' UTF-8 bytes made once for all rows.
+public struct StoredMembers: Sendable {
+    let utf8: [([UInt8], String)]
+
+    public init(_ names: Set<String>) {
+        utf8 = names.map { (Array($0.utf8), $0) }
+    }
+}
+
+extension StoredRowView {
+    /// The name's bytes of a File stored as `ValueCoding.toStored` writes it, `{"__type":"File","name":"…"}`
+    /// with no escape in the name; nil for any other value.
+    public static func storedFileName(_ value: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8>? {
+        let prefix: StaticString = #"{"__type":"File","name":""#
+        let n = prefix.utf8CodeUnitCount
+        guard value.count >= n + 2, value[value.count - 2] == UInt8(ascii: "\""), value[value.count - 1] == UInt8(ascii: "}") else { return nil }
+        for i in 0..<n where value[i] != prefix.utf8Start[i] { return nil }
+        let name = UnsafeBufferPointer(rebasing: value[n..<(value.count - 2)])
+        guard !name.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return nil }
+        return name
+    }
+
+    /// The row as a `StoredObject` holding only the fields named in `members` (when present) and its
+    /// whole ACL; the text of the other fields is skipped, not decoded.
+    /// - Returns: nil when the row can't be read member by member (its fields text is not one JSON
+    ///   object, a member's value is not JSON, or its ACL can't be read): the caller reads it whole.
+    public func object(members: StoredMembers) -> StoredObject? {
+        var fields: [String: JSON] = [:]
+        var unreadable = false
+        let whole = JSON.forEachMember(ofObjectText: fieldsText) { key, value in
+            guard let name = members.utf8.first(where: { $0.0.elementsEqual(key) })?.1 else { return }
+            if let v = try? JSON.parse(value) { fields[name] = v } else { unreadable = true }
+        }
+        // A stored ACL that can't be read must not pass as none (public).
+        var acl: ACL?
+        if let aclText {
+            guard let a = try? ACL(storedText: aclText) else { return nil }
+            acl = a
+        }
+        guard whole, !unreadable else { return nil }
+        return StoredObject(className: className, objectId: String(decoding: objectId, as: UTF8.self),
+                            createdAt: createdAt, updatedAt: updatedAt, fields: fields, acl: acl)
+    }
+}
