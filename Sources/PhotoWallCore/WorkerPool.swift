@@ -6,6 +6,11 @@ import Glibc
 
 /// A fixed set of OS threads running jobs in FIFO order.
 ///
+/// A job goes to the thread that went idle last (a stack of idle threads, each waiting on its own
+/// semaphore), not to the one idle longest: under light load the same few threads take every job,
+/// with their stacks, malloc arenas and per-thread state (e.g. a SQLite reader connection, its page
+/// cache, statements and mapped pages) still warm, and the threads idle longest stay asleep.
+///
 /// Deliberately not the Swift cooperative pool: route handlers block on SQLite, fsync and libcurl,
 /// and a blocked cooperative thread stalls every `async` task in the process. Nor Dispatch's global
 /// queues for work that blocks: on Linux their pool adds a thread only about once a second while its
@@ -30,6 +35,8 @@ public final class WorkerPool: Sendable {
         var stopping = false
         /// The watchdog sleeps with no deadline (nothing queued) and wants a signal on the next submit.
         var watchdogIdle = false
+        /// Threads waiting for a job (indexes into `wakeUps`), the one idle last at the end.
+        var idle: [Int] = []
 
         /// Removes and returns the job at the head.
         mutating func popFirst() -> (job: Job, queued: ContinuousClock.Instant)? {
@@ -50,9 +57,10 @@ public final class WorkerPool: Sendable {
     public let threadCount: Int
     public let overflow: Overflow?
     private let queue = Mutex(Queue())
-    /// Counts queued jobs plus one wake-up per thread once `stop()` was called. A job the watchdog
-    /// moved leaves its count behind: a thread then wakes to an empty queue and waits again.
-    private let available = DispatchSemaphore(value: 0)
+    /// One per thread: signalled once each time the thread is taken off `Queue.idle` (by a submit, or
+    /// by `stop()`). A thread woken for a job another thread took first (or the watchdog moved) finds
+    /// the queue empty and goes back on the idle stack.
+    private let wakeUps: [DispatchSemaphore]
     /// Wakes the watchdog when a job arrives while it sleeps with no deadline, and at `stop()`.
     private let watchdogWake = DispatchSemaphore(value: 0)
 
@@ -62,8 +70,9 @@ public final class WorkerPool: Sendable {
         precondition(threadCount > 0, "a worker pool needs at least one thread")
         self.threadCount = threadCount
         self.overflow = overflow
-        for i in 0..<threadCount { spawnThread(name: "\(name)-\(i)", main: workerThreadMain) }
-        if overflow != nil { spawnThread(name: "\(name)-w", main: watchdogThreadMain) }
+        wakeUps = (0..<threadCount).map { _ in DispatchSemaphore(value: 0) }
+        for i in 0..<threadCount { spawnThread(name: "\(name)-\(i)", index: i, main: workerThreadMain) }
+        if overflow != nil { spawnThread(name: "\(name)-w", index: -1, main: watchdogThreadMain) }
     }
 
     /// Queues `job`; it runs on one of the pool's threads (or the overflow pool's). Must not be called
@@ -75,38 +84,44 @@ public final class WorkerPool: Sendable {
     /// Queues `job` unless `stop()` was called. - Returns: false when stopped (`job` was not queued).
     public func trySubmit(_ job: @escaping Job) -> Bool {
         let queued = ContinuousClock.now
-        let (accepted, wakeWatchdog) = queue.withLock { q -> (Bool, Bool) in
-            guard !q.stopping else { return (false, false) }
+        let (accepted, wakeWatchdog, thread) = queue.withLock { q -> (Bool, Bool, Int?) in
+            guard !q.stopping else { return (false, false, nil) }
             q.jobs.append((job, queued))
             defer { q.watchdogIdle = false }
-            return (true, q.watchdogIdle)
+            return (true, q.watchdogIdle, q.idle.popLast())
         }
         guard accepted else { return false }
-        available.signal()
+        if let thread { wakeUps[thread].signal() }
         if wakeWatchdog { watchdogWake.signal() }
         return true
     }
 
+    /// How many threads wait for a job at this moment (a snapshot: it may change at once).
+    public var idleThreadCount: Int { queue.withLock { $0.idle.count } }
+
     /// Lets every thread exit once the queue is empty. Jobs already queued still run (here: the
     /// watchdog moves no more of them). Returns at once.
     public func stop() {
-        let first = queue.withLock { q in
-            defer { q.stopping = true }
-            return !q.stopping
+        let (first, idle) = queue.withLock { q in
+            defer { q.stopping = true; q.idle = [] }
+            return (!q.stopping, q.idle)
         }
         guard first else { return }
-        for _ in 0..<threadCount { available.signal() }
+        // The busy threads see `stopping` when they next find the queue empty.
+        for thread in idle { wakeUps[thread].signal() }
         if overflow != nil { watchdogWake.signal() }
     }
 
-    fileprivate func runLoop() {
+    /// Thread `index`: runs queued jobs; with none, goes on the idle stack and waits to be taken off it.
+    fileprivate func runLoop(index: Int) {
         while true {
-            available.wait()
             let (job, exit): (Job?, Bool) = queue.withLock { q in
                 if let entry = q.popFirst() { return (entry.job, false) }
-                return (nil, q.stopping)
+                if q.stopping { return (nil, true) }
+                q.idle.append(index)
+                return (nil, false)
             }
-            if let job { job() } else if exit { return } // a stop wake-up and nothing left to do
+            if let job { job() } else if exit { return } else { wakeUps[index].wait() }
         }
     }
 
@@ -142,9 +157,9 @@ public final class WorkerPool: Sendable {
         }
     }
 
-    private func spawnThread(name: String, main: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?) {
+    private func spawnThread(name: String, index: Int, main: @convention(c) (UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer?) {
         // Retained here, released by the new thread in workerThreadMain (one retain rule).
-        let start = Unmanaged.passRetained(WorkerThreadStart(pool: self, name: name)).toOpaque()
+        let start = Unmanaged.passRetained(WorkerThreadStart(pool: self, name: name, index: index)).toOpaque()
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         defer { pthread_attr_destroy(&attributes) }
@@ -159,14 +174,16 @@ public final class WorkerPool: Sendable {
 private final class WorkerThreadStart: Sendable {
     let pool: WorkerPool
     let name: String
-    init(pool: WorkerPool, name: String) { self.pool = pool; self.name = name }
+    /// The worker's index in the pool (-1: the watchdog).
+    let index: Int
+    init(pool: WorkerPool, name: String, index: Int) { self.pool = pool; self.name = name; self.index = index }
 }
 
 /// pthread entry point (a global function: C cannot call closures that capture).
 private func workerThreadMain(_ argument: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer? {
     let start = Unmanaged<WorkerThreadStart>.fromOpaque(argument!).takeRetainedValue()
     setCurrentThreadName(start.name)
-    start.pool.runLoop()
+    start.pool.runLoop(index: start.index)
     return nil
 }
 
