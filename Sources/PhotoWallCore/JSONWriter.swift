@@ -32,7 +32,7 @@ public struct JSONWriter: Sendable {
     public mutating func key(_ key: StaticString) {
         separate()
         bytes.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
+        key.withUTF8Buffer { bytes.append(contentsOf: $0) }
         bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
         follows = false
     }

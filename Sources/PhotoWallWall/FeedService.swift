@@ -142,7 +142,8 @@ public final class FeedService: Sendable {
         let people = try objects.includedObjects(className: "_User", idsVia: [imageVia: imageAuthors, commentVia: commentAuthors], auth: auth,
                                                  members: ["name", "fbId"])
         var out = JSONWriter(capacity: 1024 * max(1, images.count))
-        // An author `include` doesn't show is named by the post's own provider id alone (`providerId`).
+        // An author `include` doesn't show (a user that no longer exists: both pointers reveal their
+        // targets) is named by `providerId` alone: a comment's `userFBId`; an image's isn't read (null).
         func person(_ author: String?, providerId: JSON?) {
             guard let id = author else { out.null(); return }
             let (fbId, name) = people[id].map { ($0["fbId"] ?? .null, $0["name"] ?? .null) } ?? (providerId ?? .null, .null)
