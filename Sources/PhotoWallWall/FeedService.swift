@@ -273,10 +273,13 @@ struct ShownImage {
     init?(row: StoredRowView) {
         objectId = String(decoding: row.objectId, as: UTF8.self); createdAt = row.createdAt
         var readable = true
-        func name(_ value: UnsafeBufferPointer<UInt8>, _ member: String) -> String? {
-            if let plain = StoredRowView.storedFileName(value) { return String(decoding: plain, as: UTF8.self) }
+        // The string `member` of the JSON object `value` (a File's `name`, a pointer's `objectId`).
+        func string(_ member: String, of value: UnsafeBufferPointer<UInt8>) -> String? {
             guard let v = try? JSON.parse(value) else { readable = false; return nil }
             return v[member]?.stringValue
+        }
+        func fileName(_ value: UnsafeBufferPointer<UInt8>) -> String? {
+            StoredRowView.storedFileName(value).map { String(decoding: $0, as: UTF8.self) } ?? string("name", of: value)
         }
         var (caption, width, height): ([UInt8]?, [UInt8]?, [UInt8]?) = (nil, nil, nil)
         var (image, thumbnail, display, author): (String?, String?, String?, String?) = (nil, nil, nil, nil)
@@ -285,12 +288,10 @@ struct ShownImage {
             case "caption": caption = Array(value)
             case "width": width = Array(value)
             case "height": height = Array(value)
-            case "image": image = name(value, "name")
-            case "thumbnail": thumbnail = name(value, "name")
-            case "display": display = name(value, "name")
-            case "user":
-                guard let v = try? JSON.parse(value) else { readable = false; return }
-                author = v["objectId"]?.stringValue
+            case "image": image = fileName(value)
+            case "thumbnail": thumbnail = fileName(value)
+            case "display": display = fileName(value)
+            case "user": author = string("objectId", of: value)
             default: break
             }
         }
