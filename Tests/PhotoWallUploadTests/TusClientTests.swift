@@ -6,7 +6,8 @@ import Testing
 
 /// `TusClient` against the real server: chunking, progress promises, resume across clients,
 /// connections cut at random offsets by a proxy, `kill -9` of the server mid-upload, cancellation,
-/// and its typed errors. Every finished upload is downloaded and its SHA-256 compared.
+/// and its typed errors. Every finished upload is downloaded and its SHA-256 compared, with the one
+/// the server stored (its `ETag`).
 @Suite(.serialized) struct TusClientTests {
     /// Fast retries for tests (the defaults start at 0.2 s and grow to 10 s).
     static let quickRetry = RetryPolicy(maxConsecutiveFailures: 12, initialDelaySeconds: 0.05, maxDelaySeconds: 0.5)
@@ -21,7 +22,9 @@ import Testing
     static func expectSameFile(_ s: ParseTestServer, _ result: UploadResult, source: String) async throws {
         let r = try await s.request("GET", result.fileURL, key: .none)
         #expect(r.status == 200)
-        #expect(TestFiles.sha256(r.body) == (try TestFiles.sha256(ofFile: source)), "SHA-256 of \(result.fileName)")
+        let digest = try TestFiles.sha256(ofFile: source)
+        #expect(TestFiles.sha256(r.body) == digest, "SHA-256 of \(result.fileName)")
+        #expect(r.header("ETag") == "\"\(digest)\"", "the SHA-256 the server computed while the chunks came in")
     }
 
     @Test func uploadsInChunksWithExactProgress() async throws {
@@ -98,7 +101,7 @@ import Testing
     }
 
     @Test(arguments: [true, false])
-    func pipelinesChunksOnASecondConnection(pipelining: Bool) async throws {
+    func pipelinesChunksOnFurtherConnections(pipelining: Bool) async throws {
         // A proxy that cuts nothing, only to count the connections the client opens.
         let proxy = try CuttingProxy(cuts: 0, minBytes: 1, maxBytes: 1)
         defer { proxy.stop() }
@@ -111,9 +114,9 @@ import Testing
             client.configuration.pipelining = pipelining
             let log = ProgressLog()
             let result = try await client.upload(file: path, progress: log.record)
-            // Pipelined: each next chunk goes out on the other keep-alive connection while the one
-            // before is answered (a third only if the server closed one refusing a late PATCH);
-            // without: everything on one.
+            // Pipelined: each next chunk goes out on another keep-alive connection while the ones
+            // before are answered (up to `UploadRun.pipelineDepth` at once, and more only if the server
+            // closed one refusing a late PATCH); without: everything on one.
             if pipelining { #expect(proxy.connections >= 2, "\(proxy.summary)") } else { #expect(proxy.connections == 1, "\(proxy.summary)") }
             #expect(result.retries == 0)
             #expect(log.violations(total: 3 << 20).isEmpty, "\(log.violations(total: 3 << 20))")

@@ -308,6 +308,46 @@ import Testing
         #expect(Array(file.body) == bytes, "the three chunks, in order")
     }
 
+    /// Three PATCHes in flight at once (as `TusClient` sends them): the second chains behind the first,
+    /// the third behind the second while the second's body still streams. Each is confirmed in order,
+    /// and the file's stored SHA-256 (its `ETag`) is the whole file's: the running digest goes on
+    /// across the chain, whichever thread hashes the bytes.
+    @Test func threePipelinedPatchesCommitInOrderAndTheFileGetsTheWholeDigest() async throws {
+        if TestFileStore.s3URL != nil { return }  // S3 parts are not pipelined
+        let t = try await tus()
+        let bytes = TestFiles.randomBytes(3000)
+        let (_, path) = try t.create(length: 3000)
+        let first = try await Self.startHalfPatch(t, path, bytes, checksum: RawTus.checksum(Array(bytes[0..<1000])))
+        // The second (1000..<2000) sends half its body at once; it waits for the first's body.
+        let second = try TestHTTPClient(port: sharedServer.port)
+        try second.sendHead("PATCH", path, headers: t.headers([("Upload-Offset", "1000"), ("Content-Type", "application/offset+octet-stream"),
+                                                               ("Upload-Checksum", RawTus.checksum(Array(bytes[1000..<2000]))),
+                                                               ("Content-Length", "1000")]))
+        try second.send(Array(bytes[1000..<1500]))
+        try await Task.sleep(for: .milliseconds(300))
+        try first.send(Array(bytes[500..<1000]))
+        try await waitForPart(sharedServer, path, bytes: 1500)  // the second chained on and wrote its half
+        // The third (2000..<3000) waits for the second's body, then chains behind it.
+        nonisolated(unsafe) let other = try RawTus(sharedServer, token: t.token)  // used by that task alone
+        let third = Task { try await onThread { try other.patch(path, offset: 2000, body: Array(bytes[2000...]),
+                                                                checksum: RawTus.checksum(Array(bytes[2000...]))) } }
+        try await Task.sleep(for: .milliseconds(300))
+        try second.send(Array(bytes[1500..<2000]))
+        let one = try first.readResponse(method: "PATCH")
+        #expect(one.status == 204)
+        #expect(one.header("Upload-Offset") == "1000")
+        let two = try second.readResponse(method: "PATCH")
+        #expect(two.status == 204)
+        #expect(two.header("Upload-Offset") == "2000")
+        let three = try await third.value
+        #expect(three.status == 204)
+        #expect(three.header("Upload-Offset") == "3000")
+        let url = try #require(three.header("X-Parse-File-URL"))
+        let file = try await sharedServer.request("GET", url, key: .none)
+        #expect(Array(file.body) == bytes, "the three chunks, in order")
+        #expect(file.header("ETag") == "\"\(TestFiles.sha256(bytes))\"", "the stored SHA-256 is the whole file's")
+    }
+
     @Test func aPipelinedPatchFailsWith409WhenTheOneBeforeItIsRefused() async throws {
         let t = try await tus()
         let bytes = TestFiles.randomBytes(2000)

@@ -151,18 +151,23 @@ final class UploadRun {
         return checksum
     }
 
-    /// The second connection, for a pipelined PATCH (made on first use).
-    var pipelinedRequests: TusRequests?
+    /// At most this many PATCHes in flight when pipelining: the oldest one verifying, syncing and
+    /// committing on the server, and the bodies of the next ones queued behind it (a server syncs the
+    /// ones behind while the one before commits, so its sync latency no longer paces the upload).
+    static let pipelineDepth = 3
+    /// The further connections, for pipelined PATCHes (made on first use).
+    var pipelinedRequests: [TusRequests] = []
     /// Whether PATCHes are pipelined: off when disabled, or after the server refused three pipelined
     /// PATCHes in a row (an older server answers them 409 or 423).
     lazy var pipelining = configuration.pipelining
     var pipelineRefusals = 0
 
     /// Sends chunks from `offset` until the upload is complete or a request fails, moving `offset`
-    /// with every confirmed chunk. With `pipelining`, the next chunk's PATCH starts on a second
-    /// connection as soon as the current one's body is sent, so its bytes travel while the server
-    /// verifies, syncs and commits the current one (the server starts it only then, behind those
-    /// bytes, and confirms it only after the current one is durable; see PhotoWall's `UploadAppend`).
+    /// with every confirmed chunk. With `pipelining`, the next chunk's PATCH starts on another
+    /// connection as soon as the last one's body is sent (at most `pipelineDepth` in flight), so its
+    /// bytes travel while the server verifies, syncs and commits the ones before (the server starts
+    /// it only then, behind those bytes, and confirms it only after the ones before are durable; see
+    /// PhotoWall's `UploadAppend`).
     /// Progress flows while the bodies go out; callbacks stay on this thread.
     /// - Returns: the last confirmed status (naming the file once complete).
     /// - Throws: the first failure, once every request in flight has ended (the caller then HEADs).
@@ -174,8 +179,10 @@ final class UploadRun {
         var last: UploadStatus?
         var handles = [requests]
         if pipelining {
-            if pipelinedRequests == nil { pipelinedRequests = TusRequests(client: client, handle: try EasyHandle.forClient(), cancellation: cancellation) }
-            handles.append(pipelinedRequests!)
+            while pipelinedRequests.count < Self.pipelineDepth - 1 {
+                pipelinedRequests.append(TusRequests(client: client, handle: try EasyHandle.forClient(), cancellation: cancellation))
+            }
+            handles += pipelinedRequests
         }
         /// Waits for every request still in flight (after a failure or at the end), passing their
         /// progress on meanwhile (a request waiting in the relay would never end).
@@ -188,7 +195,8 @@ final class UploadRun {
             }
         }
         while true {
-            let mayStart = inFlight.isEmpty || (pipelining && inFlight.count == 1 && inFlight[0].bodySent && !inFlight[0].isDone)
+            let mayStart = inFlight.isEmpty
+                || (pipelining && inFlight.count < handles.count && inFlight.last!.bodySent && !inFlight[0].isDone)
             if mayStart, nextOffset < file.size {
                 let length = min(configuration.chunkBytes, file.size - nextOffset)
                 let sum: String?
@@ -247,7 +255,7 @@ final class UploadRun {
 }
 
 /// One PATCH of `UploadRun.sendChunks`, running on its own thread with its own connection
-/// (`requests`), so two can be in flight: it reports how much of its body went out and its result.
+/// (`requests`), so several can be in flight: it reports how much of its body went out and its result.
 ///
 /// `@unchecked Sendable`: `requests` (its libcurl handle) and `file` are used by the helper thread
 /// only until `isDone` (the run uses a handle again only after that); the counters are atomics and

@@ -39,9 +39,12 @@ public final class UploadAppend: @unchecked Sendable {
     /// The database lease this request holds (shared along a pipelined chain).
     let token: String
     let writer: any UploadPartWriter
-    let expected: (Digest, [UInt8])?
-    /// SHA-256 of the upload's bytes so far, continued from the record's saved state.
-    let running: ResumableSHA256?
+    /// The `Upload-Checksum` digest the body must have, when one was sent.
+    let expectedChecksum: [UInt8]?
+    /// The digests of the chain this request belongs to (the upload's running SHA-256, continued from
+    /// the record's saved state), computed behind the writes; and this request's range in them.
+    let digests: PartDigests
+    let segment: PartDigests.Segment
     /// The upload offset this request's bytes start at.
     let startOffset: Int64
     /// The body length the request declared (`Content-Length`), nil when chunked: where a pipelined
@@ -74,15 +77,16 @@ public final class UploadAppend: @unchecked Sendable {
         var chainable = false
         /// A pipelined PATCH took the upload over: it owns the lease and the writer slot now.
         var hasSuccessor = false
-        /// The digest state after this request's whole body (for a successor).
-        var digestStateAtEnd: [UInt8]?
     }
 
+    /// - Parameters: checksum: the `Upload-Checksum` (algorithm, digest) sent; digests: the chain's
+    ///   digests (a new chain's, or the predecessor's), in which this request's range is added.
     init(service: UploadService, record: UploadRecord, token: String, writer: any UploadPartWriter,
-         expected: (Digest, [UInt8])?, running: ResumableSHA256?, declaredLength: Int64?, predecessor: UploadAppend? = nil) {
+         checksum: (Digest.Algorithm, [UInt8])?, digests: PartDigests, declaredLength: Int64?, predecessor: UploadAppend? = nil) {
         self.service = service; self.record = record; self.token = token; self.writer = writer
-        self.expected = expected; self.running = running; self.declaredLength = declaredLength
+        self.expectedChecksum = checksum?.1; self.digests = digests; self.declaredLength = declaredLength
         self.predecessor = predecessor; self.startOffset = record.offset
+        segment = digests.addSegment(start: record.offset, length: declaredLength, chunk: checksum.map { Digest($0.0) })
     }
 
     /// Whether the lease should be renewed: body bytes arrived within `stall`, or a commit is running.
@@ -104,15 +108,13 @@ public final class UploadAppend: @unchecked Sendable {
             if startOffset == 0, firstBytes.count < FileService.sniffBytes {
                 firstBytes.append(contentsOf: bytes.prefix(FileService.sniffBytes - firstBytes.count))
             }
-            expected?.0.update(bytes)
-            running?.update(bytes)
             received += Int64(bytes.count)
+            digests.wrote(bytes, to: segment, endingAt: startOffset + received)
             p.lastWrite = .now
             if received == declaredLength {
                 // The whole declared body is in: a PATCH for the next bytes may chain on (pipelining).
                 // Decided here, on the engine thread, so a waiting successor never needs a worker.
                 p.chainable = true
-                p.digestStateAtEnd = running?.state
             }
         }
         if received == declaredLength { bodyEnded.set(true) }
@@ -131,13 +133,19 @@ public final class UploadAppend: @unchecked Sendable {
         guard !wasEnded else { return record }
         var committed: UploadRecord?
         defer { end(committed: committed) }
+        if failure == nil {
+            // Durable now, while the predecessor (if any) still commits and the digests finish on the
+            // digest pool; `commit`'s own sync then finds the bytes clean.
+            try writer.syncAhead()
+        }
         try awaitPredecessor()
         if let failure { throw failure }
-        if let (digest, want) = expected, digest.finalize() != want {
+        let sums = try digests.digests(of: segment, endingAt: startOffset + received)
+        if let expectedChecksum, sums.chunk != expectedChecksum {
             try discardIfHolding()
             throw UploadError.checksumMismatch
         }
-        let released = try commit(mayRelease: true)
+        let released = try commit(mayRelease: true, digestState: sums.running)
         if let length = record.length, record.offset == length {
             // The last chunk (no successor can follow it): the completion's write gives the lease up.
             record = try service.complete(record, writer: token, releasing: !released)
@@ -184,13 +192,13 @@ public final class UploadAppend: @unchecked Sendable {
         return phase.withLock { $0.chainable }
     }
 
-    /// Makes `make(startState)` this request's successor, when this request's body is complete and
-    /// it has not yet decided to give the lease up. - Returns: the successor, or nil (then the
-    /// caller takes the ordinary path: this request releases the upload shortly).
-    func chain(_ make: (_ digestState: [UInt8]?) throws -> UploadAppend) rethrows -> UploadAppend? {
+    /// Makes `make()` this request's successor, when this request's body is complete and it has not
+    /// yet decided to give the lease up. - Returns: the successor, or nil (then the caller takes the
+    /// ordinary path: this request releases the upload shortly).
+    func chain(_ make: () throws -> UploadAppend) rethrows -> UploadAppend? {
         try phase.withLock { p -> UploadAppend? in
             guard p.chainable, !p.hasSuccessor else { return nil }
-            let next = try make(p.digestStateAtEnd)
+            let next = try make()
             p.hasSuccessor = true
             p.chainable = false
             return next
@@ -216,10 +224,11 @@ public final class UploadAppend: @unchecked Sendable {
         defer { end(committed: committed) }
         do {
             try awaitPredecessor()
-            if expected != nil || failure != nil {
+            if expectedChecksum != nil || failure != nil {
                 try discardIfHolding()
             } else if received > 0 {
-                _ = try commit(mayRelease: true)
+                let sums = try digests.digests(of: segment, endingAt: startOffset + received)
+                _ = try commit(mayRelease: true, digestState: sums.running)
                 if received == declaredLength { committed = record }
             }
         } catch {
@@ -253,14 +262,15 @@ public final class UploadAppend: @unchecked Sendable {
         try writer.discard()
     }
 
-    /// Makes the bytes durable, then records the new offset, part state and digest state (the order
-    /// that keeps HEAD honest) and pushes the expiry on — all only while this request holds the lease.
+    /// Makes the bytes durable, then records the new offset, part state and `digestState` (the
+    /// running SHA-256 at the new offset; the order that keeps HEAD honest) and pushes the expiry on —
+    /// all only while this request holds the lease.
     /// With `mayRelease`, the same write gives the lease up, unless a pipelined successor took it over
     /// or this chunk completes the upload (the completion still needs it).
     /// - Returns: whether the lease was released.
     /// - Throws: `UploadError.locked` when another request (on any instance) took the upload over:
     ///   nothing is committed, and what this one wrote beyond the committed state is ignored.
-    func commit(mayRelease: Bool) throws -> Bool {
+    func commit(mayRelease: Bool, digestState: [UInt8]?) throws -> Bool {
         phase.withLock { $0.committing = true }
         defer { phase.withLock { $0.committing = false } }
         // A fence before touching shared storage: a writer that lost its lease must not write parts.
@@ -275,7 +285,7 @@ public final class UploadAppend: @unchecked Sendable {
         }
         u.offset = size
         u.partState = state
-        u.digestState = running?.state
+        u.digestState = digestState
         let now = ParseDate.now()
         u.expiresAt = ParseDate(millisecondsSince1970: now.millisecondsSince1970 + service.expirySeconds * 1000)
         // From here on no successor may chain: the lease is given up with this commit or kept for one.

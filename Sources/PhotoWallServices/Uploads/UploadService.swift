@@ -236,9 +236,10 @@ public final class UploadService: Sendable {
                 throw UploadError.badRequest("Upload-Length cannot change.")
             }
             let writer = try parts.openForAppend(fresh.id, at: fresh.offset, state: fresh.partState)
-            let running = fresh.digestState.flatMap { ResumableSHA256(state: $0) }
+            let digests = PartDigests(startingAt: fresh.offset, runningState: fresh.digestState,
+                                      reader: try parts.openForReading(fresh.id, state: fresh.partState))
             let append = UploadAppend(service: self, record: fresh, token: token, writer: writer,
-                                      expected: expected.map { (Digest($0.0), $0.1) }, running: running, declaredLength: contentLength)
+                                      checksum: expected, digests: digests, declaredLength: contentLength)
             holders.withLock { $0[u.id] = append }
             return append
         } catch {
@@ -261,14 +262,12 @@ public final class UploadService: Sendable {
         var keepsSlot = false
         defer { if !keepsSlot { pipelineSlots.release() } }
         guard holder.awaitBodyComplete(forChainingAt: offset, timeout: writerStallLimit) else { return .notPipelined }
-        let next = try holder.chain { digestState -> UploadAppend in
+        let next = try holder.chain { () -> UploadAppend in
             var r = u
             r.offset = offset
             let writer = try parts.openForAppend(u.id, at: offset, state: u.partState)
-            return UploadAppend(service: self, record: r, token: holder.token, writer: writer,
-                                expected: expected.map { (Digest($0.0), $0.1) },
-                                running: digestState.flatMap { ResumableSHA256(state: $0) }, declaredLength: contentLength,
-                                predecessor: holder)
+            return UploadAppend(service: self, record: r, token: holder.token, writer: writer, checksum: expected,
+                                digests: holder.digests, declaredLength: contentLength, predecessor: holder)
         }
         guard let next else {
             // Its body was whole but it was already committing for itself: once it is done, the

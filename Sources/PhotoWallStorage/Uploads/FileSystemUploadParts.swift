@@ -43,6 +43,14 @@ public final class FileSystemUploadParts: UploadPartStore {
         return FileSystemPartWriter(fd: fd, openedAt: offset)
     }
 
+    /// Reads the part file through its own descriptor (`pread`: from the page cache, where the bytes
+    /// just written still are).
+    public func openForReading(_ id: String, state: String) throws(ParseError) -> (any UploadPartReader)? {
+        let fd = open(path(of: id), O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw ParseError(.fileSaveError, "Could not open the upload.", cause: POSIXFailure(call: "open", code: errno)) }
+        return FileSystemPartReader(fd: fd)
+    }
+
     public func complete(_ id: String, length: Int64, state: String, as name: String, into store: any FileStore) throws(ParseError) {
         try store.importFile(at: path(of: id), as: name)
     }
@@ -80,6 +88,25 @@ public final class FileSystemUploadParts: UploadPartStore {
     }
 }
 
+/// `pread` on a descriptor of its own, closed when the reader goes away.
+final class FileSystemPartReader: UploadPartReader {
+    let fd: Int32
+    init(fd: Int32) { self.fd = fd }
+    deinit { Glibc.close(fd) }
+
+    func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(ParseError) -> Int {
+        var done = 0
+        while done < buffer.count {
+            let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { throw ParseError(.fileSaveError, "Could not read the upload.", cause: POSIXFailure(call: "pread", code: errno)) }
+            if n == 0 { break }
+            done += n
+        }
+        return done
+    }
+}
+
 final class FileSystemPartWriter: UploadPartWriter {
     var fd: Int32
     let openedAt: Int64
@@ -103,6 +130,11 @@ final class FileSystemPartWriter: UploadPartWriter {
         let end = lseek(fd, 0, SEEK_CUR)
         guard end >= 0 else { throw fail("lseek") }
         return (Int64(end), "")
+    }
+
+    /// `fdatasync` too: a sync before the lease check only makes this writer's own bytes durable.
+    func syncAhead() throws(ParseError) {
+        guard fdatasync(fd) == 0 else { throw fail("fdatasync") }
     }
 
     func discard() throws(ParseError) {

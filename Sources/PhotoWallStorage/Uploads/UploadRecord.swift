@@ -77,10 +77,25 @@ public protocol UploadPartStore: Sendable {
     /// PATCH writes behind one still committing; see `UploadAppend`): true for a local file, which
     /// takes writes at any offset; false (the default) for stores whose parts are sequential objects.
     var supportsPipelinedAppends: Bool { get }
+    /// A reader of the part's bytes as they are written (the upload's digests are computed by reading
+    /// them back on another thread, off the thread that receives them), or nil when the store can't
+    /// read a part back cheaply (the default; its digests are computed as the bytes are written).
+    /// - Throws: 130 when the part can't be opened.
+    func openForReading(_ id: String, state: String) throws(ParseError) -> (any UploadPartReader)?
 }
 
 extension UploadPartStore {
     public var supportsPipelinedAppends: Bool { false }
+    public func openForReading(_ id: String, state: String) throws(ParseError) -> (any UploadPartReader)? { nil }
+}
+
+/// Reads back bytes written to a part (by any writer of it). `Sendable`: `read` takes no state of its
+/// own besides the descriptor, so any thread may call it.
+public protocol UploadPartReader: Sendable {
+    /// Reads up to `buffer.count` bytes at `offset` (a byte position in the part).
+    /// - Returns: how many were read; fewer than asked only at the part's end.
+    /// - Throws: 130 when the read fails.
+    func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(ParseError) -> Int
 }
 
 extension UploadPartStore {
@@ -101,8 +116,18 @@ public protocol UploadPartWriter: AnyObject {
     /// Makes everything written durable.
     /// - Returns: the part's size in bytes and the `partState` to commit with it.
     func sync() throws(ParseError) -> (size: Int64, state: String)
+    /// Makes what was written durable ahead of `sync`, where that is safe before the upload's lease
+    /// is checked (it writes nothing others read): a local file's `fdatasync`, so that a pipelined
+    /// PATCH's sync overlaps the commit of the one before it and `sync` then finds little left to do.
+    /// The default does nothing: a store whose `sync` writes shared storage waits for the lease check.
+    /// - Throws: 130 when the bytes can't be made durable (the request then fails, as with `sync`).
+    func syncAhead() throws(ParseError)
     /// Drops everything written since the part was opened (a rejected chunk), keeping the part as
     /// it was at the offset it was opened at.
     func discard() throws(ParseError)
     func close()
+}
+
+extension UploadPartWriter {
+    public func syncAhead() throws(ParseError) {}
 }

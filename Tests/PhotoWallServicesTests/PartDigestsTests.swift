@@ -1,0 +1,130 @@
+import Foundation
+import PhotoWallCore
+import PhotoWallCrypto
+@testable import PhotoWallServices
+import PhotoWallStorage
+import PhotoWallTesting
+import Testing
+
+/// `PartDigests` on a real part file (`FileSystemUploadParts`): the digests of a chain of ranges
+/// written one behind the other, read back on the digest pool or hashed as written.
+@Suite struct PartDigestsTests {
+    /// Random bytes (not a pattern a wrong offset could still hash right).
+    static func bytes(_ count: Int) -> [UInt8] { Crypto.randomBytes(count) }
+
+    /// Writes `bytes` through `writer` in pieces of `piece` bytes, telling `digests` after each (as
+    /// `UploadAppend.write` does). - Returns: where the range's bytes end.
+    static func write(_ bytes: ArraySlice<UInt8>, _ writer: any UploadPartWriter, _ digests: PartDigests,
+                      _ segment: PartDigests.Segment, piece: Int = 48 << 10) throws -> Int64 {
+        var at = bytes.startIndex
+        while at < bytes.endIndex {
+            let next = min(at + piece, bytes.endIndex)
+            try bytes[at..<next].withUnsafeBytes { b in
+                try writer.write(b)
+                digests.wrote(b, to: segment, endingAt: segment.start + Int64(next - bytes.startIndex))
+            }
+            at = next
+        }
+        return segment.start + Int64(bytes.count)
+    }
+
+    static func sha256State(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
+        let d = ResumableSHA256()
+        bytes.withUnsafeBytes { d.update($0) }
+        return d.state
+    }
+
+    static func finalized(_ state: [UInt8]?) -> [UInt8]? { state.flatMap { ResumableSHA256(state: $0) }?.finalize() }
+
+    /// Two ranges written before either is awaited (the second as a pipelined PATCH writes behind the
+    /// first): each gets its own checksum digest, and the running SHA-256 state at its own end,
+    /// continued from the state saved for the bytes before the chain. The same with and without
+    /// read-back.
+    @Test(arguments: [true, false])
+    func eachRangeGetsItsDigestAndTheRunningStateAtItsEnd(readBack: Bool) throws {
+        try withTemporaryDirectory { dir in
+            let parts = try FileSystemUploadParts(root: dir)
+            _ = try parts.create("a", finalName: "a.bin")
+            let all = Self.bytes(7 << 20 + 12_345)
+            let before = 1 << 20 + 7, firstEnd = before + 3 << 20 + 17
+            // The bytes before the chain, committed by an earlier PATCH: only their saved state is known.
+            let earlier = try parts.openForAppend("a", at: 0, state: "")
+            try all[..<before].withUnsafeBytes { try earlier.write($0) }
+            _ = try earlier.sync()
+            earlier.close()
+
+            let digests = PartDigests(startingAt: Int64(before), runningState: Self.sha256State(all[..<before]),
+                                      reader: readBack ? try parts.openForReading("a", state: "") : nil)
+            let one = digests.addSegment(start: Int64(before), length: Int64(firstEnd - before), chunk: Digest(.sha256))
+            let w1 = try parts.openForAppend("a", at: Int64(before), state: "")
+            let end1 = try Self.write(all[before..<firstEnd], w1, digests, one)
+            let two = digests.addSegment(start: end1, length: Int64(all.count - firstEnd), chunk: Digest(.sha1))
+            let w2 = try parts.openForAppend("a", at: end1, state: "")
+            let end2 = try Self.write(all[firstEnd...], w2, digests, two)
+            // Awaited in order, after both are written: the hashing has (or may have) moved on past the first's end.
+            let first = try digests.digests(of: one, endingAt: end1)
+            let second = try digests.digests(of: two, endingAt: end2)
+            #expect(first.chunk == Digest.hash(.sha256, all[before..<firstEnd]))
+            #expect(Self.finalized(first.running) == Digest.hash(.sha256, all[..<firstEnd]), "the running digest at the first range's end")
+            #expect(second.chunk == Digest.hash(.sha1, all[firstEnd...]))
+            #expect(Self.finalized(second.running) == Digest.hash(.sha256, all), "the running digest of the whole part")
+            // Asked again: the same answer.
+            #expect(try digests.digests(of: one, endingAt: end1).running == first.running)
+        }
+    }
+
+    /// A request cut mid-body (its declared length never arrived) ends where its bytes end.
+    @Test func aRangeCutShortEndsWhereItsBytesEnd() throws {
+        try withTemporaryDirectory { dir in
+            let parts = try FileSystemUploadParts(root: dir)
+            _ = try parts.create("b", finalName: "b.bin")
+            let all = Self.bytes(3 << 20)
+            let digests = PartDigests(startingAt: 0, runningState: ResumableSHA256().state, reader: try parts.openForReading("b", state: ""))
+            let one = digests.addSegment(start: 0, length: 5 << 20, chunk: nil)
+            let writer = try parts.openForAppend("b", at: 0, state: "")
+            let end = try Self.write(all[...], writer, digests, one)
+            let sums = try digests.digests(of: one, endingAt: end)
+            #expect(sums.chunk == nil)
+            #expect(Self.finalized(sums.running) == Digest.hash(.sha256, all))
+        }
+    }
+
+    /// The bytes are hashed on the digest pool as they are written, with no one waiting for them:
+    /// a commit then finds them hashed.
+    @Test func writtenBytesAreHashedWithoutAWaiter() async throws {
+        try await withTemporaryDirectory { dir in
+            let parts = try FileSystemUploadParts(root: dir)
+            _ = try parts.create("c", finalName: "c.bin")
+            let all = Self.bytes(6 << 20)
+            let digests = PartDigests(startingAt: 0, runningState: ResumableSHA256().state, reader: try parts.openForReading("c", state: ""))
+            let one = digests.addSegment(start: 0, length: Int64(all.count), chunk: Digest(.sha256))
+            let writer = try parts.openForAppend("c", at: 0, state: "")
+            let end = try Self.write(all[...], writer, digests, one)
+            var hashed: Int64 = 0
+            for _ in 0..<500 {
+                hashed = digests.hashedOffset
+                if hashed == end { break }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(hashed == end, "the pool hashed every written byte")
+            #expect(try digests.digests(of: one, endingAt: end).chunk == Digest.hash(.sha256, all))
+        }
+    }
+
+    /// A part shorter than the bytes reported written (cut under the request) fails the digests with
+    /// 130 instead of waiting for bytes that will never come.
+    @Test func aPartShorterThanWrittenFails() throws {
+        try withTemporaryDirectory { dir in
+            let parts = try FileSystemUploadParts(root: dir)
+            _ = try parts.create("d", finalName: "d.bin")
+            let all = Self.bytes(300_000)  // under `batchSize`: nothing is hashed before the wait
+            let digests = PartDigests(startingAt: 0, runningState: ResumableSHA256().state, reader: try parts.openForReading("d", state: ""))
+            let one = digests.addSegment(start: 0, length: nil, chunk: nil)
+            let writer = try parts.openForAppend("d", at: 0, state: "")
+            let end = try Self.write(all[...], writer, digests, one)
+            #expect(truncate(parts.path(of: "d"), 100_000) == 0)
+            let error = #expect(throws: ParseError.self) { try digests.digests(of: one, endingAt: end) }
+            #expect(error?.code == .fileSaveError)
+        }
+    }
+}
