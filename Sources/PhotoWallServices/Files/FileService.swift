@@ -91,7 +91,7 @@ public final class FileService: Sendable {
         let sentType = Self.mediaType(contentType)
         let stored = Self.storedName(for: name, contentType: sentType)
         let type = sentType ?? MimeTypes.type(forName: stored) ?? "application/octet-stream"
-        return FileUpload(name: stored, originalName: name, contentType: type, owner: owner, writer: try store.makeWriter(for: stored))
+        return try FileUpload(name: stored, originalName: name, contentType: type, owner: owner, writer: try store.makeWriter(for: stored))
     }
 
     /// `image/jpeg` from `image/jpeg; charset=…`; nil when empty.
@@ -159,7 +159,9 @@ public final class FileService: Sendable {
             upload.abort()
             throw ParseError(.fileSaveError, "Invalid file upload.")
         }
+        let sha256: String
         do {
+            sha256 = try upload.sha256()
             try upload.writer.commit()
         } catch {
             upload.abort()
@@ -167,7 +169,7 @@ public final class FileService: Sendable {
         }
         let (type, mismatch) = Self.storedType(declared: upload.contentType, firstBytes: upload.firstBytes)
         let record = FileRecord(name: upload.name, contentType: type, byteCount: upload.writer.byteCount,
-                                sha256: upload.digest.finalize().hexString, createdAt: ParseDate.now(),
+                                sha256: sha256, createdAt: ParseDate.now(),
                                 originalName: upload.originalName, declaredType: mismatch, owner: upload.owner)
         do {
             try records.insertFile(record)
@@ -329,11 +331,12 @@ public final class FileService: Sendable {
     }
 }
 
-/// One file upload in progress: bytes go to a private temporary while a SHA-256 is computed.
+/// One file upload in progress: bytes go to a private temporary while their SHA-256 is computed
+/// (`ReadBackDigests`: read back and hashed on other threads where the store allows).
 ///
 /// `@unchecked Sendable`: an upload is used by one request at a time — the engine thread writes the
 /// body, then (after the body is complete, ordered by the engine's suspend/resume) one worker
-/// thread finishes it. It is never touched concurrently.
+/// thread finishes it. It is never touched concurrently (`digests` is thread-safe itself).
 public final class FileUpload: @unchecked Sendable {
     public let name: String
     /// The client's name, as sent.
@@ -343,12 +346,22 @@ public final class FileUpload: @unchecked Sendable {
     /// The `FileRecord.owner` the file gets.
     public let owner: String?
     let writer: any FileWriter
-    let digest = Digest(.sha256)
+    /// The body's SHA-256, computed behind the writes; the body is its one range.
+    let digests: ReadBackDigests
+    let body: ReadBackDigests.Segment
     /// The first `FileService.sniffBytes` bytes, kept as they stream for the type sniffer.
     private(set) var firstBytes: [UInt8] = []
 
-    init(name: String, originalName: String, contentType: String, owner: String?, writer: any FileWriter) {
+    /// - Throws: 130 when the store's temporary can't be read back.
+    init(name: String, originalName: String, contentType: String, owner: String?, writer: any FileWriter) throws(ParseError) {
         self.name = name; self.originalName = originalName; self.contentType = contentType; self.owner = owner; self.writer = writer
+        do {
+            digests = ReadBackDigests(startingAt: 0, runningState: ResumableSHA256().state, reader: try writer.openReader())
+        } catch {
+            writer.abort()
+            throw error
+        }
+        body = digests.addSegment(start: 0, length: nil, chunk: nil)
     }
 
     public var byteCount: Int64 { writer.byteCount }
@@ -358,8 +371,18 @@ public final class FileUpload: @unchecked Sendable {
         if firstBytes.count < FileService.sniffBytes {
             firstBytes.append(contentsOf: bytes.prefix(FileService.sniffBytes - firstBytes.count))
         }
-        digest.update(bytes)
         try writer.write(bytes)
+        digests.wrote(bytes, to: body, endingAt: writer.byteCount)
+    }
+
+    /// The body's SHA-256 in lowercase hex, once every byte written is hashed.
+    /// - Throws: 130 when the bytes could not be read back.
+    func sha256() throws(ParseError) -> String {
+        let sums = try digests.digests(of: body, endingAt: writer.byteCount)
+        guard let state = sums.running, let digest = ResumableSHA256(state: state) else {
+            throw ParseError(.internalServerError, "Internal server error.")
+        }
+        return digest.finalize().hexString
     }
 
     /// Discards the upload (client gone, limit exceeded, or a failure).

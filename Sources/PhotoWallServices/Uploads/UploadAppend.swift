@@ -43,8 +43,8 @@ public final class UploadAppend: @unchecked Sendable {
     let expectedChecksum: [UInt8]?
     /// The digests of the chain this request belongs to (the upload's running SHA-256, continued from
     /// the record's saved state), computed behind the writes; and this request's range in them.
-    let digests: PartDigests
-    let segment: PartDigests.Segment
+    let digests: ReadBackDigests
+    let segment: ReadBackDigests.Segment
     /// The upload offset this request's bytes start at.
     let startOffset: Int64
     /// The body length the request declared (`Content-Length`), nil when chunked: where a pipelined
@@ -82,7 +82,7 @@ public final class UploadAppend: @unchecked Sendable {
     /// - Parameters: checksum: the `Upload-Checksum` (algorithm, digest) sent; digests: the chain's
     ///   digests (a new chain's, or the predecessor's), in which this request's range is added.
     init(service: UploadService, record: UploadRecord, token: String, writer: any UploadPartWriter,
-         checksum: (Digest.Algorithm, [UInt8])?, digests: PartDigests, declaredLength: Int64?, predecessor: UploadAppend? = nil) {
+         checksum: (Digest.Algorithm, [UInt8])?, digests: ReadBackDigests, declaredLength: Int64?, predecessor: UploadAppend? = nil) {
         self.service = service; self.record = record; self.token = token; self.writer = writer
         self.expectedChecksum = checksum?.1; self.digests = digests; self.declaredLength = declaredLength
         self.predecessor = predecessor; self.startOffset = record.offset

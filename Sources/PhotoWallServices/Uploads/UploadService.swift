@@ -236,7 +236,7 @@ public final class UploadService: Sendable {
                 throw UploadError.badRequest("Upload-Length cannot change.")
             }
             let writer = try parts.openForAppend(fresh.id, at: fresh.offset, state: fresh.partState)
-            let digests = PartDigests(startingAt: fresh.offset, runningState: fresh.digestState,
+            let digests = ReadBackDigests(startingAt: fresh.offset, runningState: fresh.digestState,
                                       reader: try parts.openForReading(fresh.id, state: fresh.partState))
             let append = UploadAppend(service: self, record: fresh, token: token, writer: writer,
                                       checksum: expected, digests: digests, declaredLength: contentLength)

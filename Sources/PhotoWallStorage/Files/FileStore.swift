@@ -53,4 +53,23 @@ public protocol FileWriter: AnyObject {
     func commit() throws(ParseError)
     /// Discards everything written; safe to call more than once and after `commit` fails.
     func abort()
+    /// A reader of the bytes written so far (their digest is computed by reading them back on another
+    /// thread, off the thread that receives them), or nil when the store can't read them back cheaply
+    /// (the default; the digest is then computed as the bytes are written).
+    /// - Throws: 130 when the written bytes can't be opened.
+    func openReader() throws(ParseError) -> (any WrittenBytesReader)?
+}
+
+extension FileWriter {
+    public func openReader() throws(ParseError) -> (any WrittenBytesReader)? { nil }
+}
+
+/// Reads back bytes written to a file being written (an upload's part, a file before its commit),
+/// by any writer of it. `Sendable`: `read` keeps no state besides its descriptor, so any thread may
+/// call it.
+public protocol WrittenBytesReader: Sendable {
+    /// Reads up to `buffer.count` bytes at `offset` (a byte position in the file).
+    /// - Returns: how many were read; fewer than asked only at the end of what was written.
+    /// - Throws: 130 when the read fails.
+    func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(ParseError) -> Int
 }

@@ -99,6 +99,33 @@ public final class FileSystemStore: FileStore {
     }
 }
 
+/// `pread` on a descriptor of its own (from the page cache, where bytes just written still are),
+/// closed when the reader goes away.
+final class FileSystemReader: WrittenBytesReader {
+    let fd: Int32
+    init(fd: Int32) { self.fd = fd }
+    deinit { Glibc.close(fd) }
+
+    /// Opens `path` for reading. - Throws: 130 when it can't be opened.
+    static func open(_ path: String, what: String) throws(ParseError) -> FileSystemReader {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw ParseError(.fileSaveError, "Could not read \(what).", cause: POSIXFailure(call: "open", code: errno)) }
+        return FileSystemReader(fd: fd)
+    }
+
+    func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(ParseError) -> Int {
+        var done = 0
+        while done < buffer.count {
+            let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+            if n < 0 && errno == EINTR { continue }
+            guard n >= 0 else { throw ParseError(.fileSaveError, "Could not read back written bytes.", cause: POSIXFailure(call: "pread", code: errno)) }
+            if n == 0 { break }
+            done += n
+        }
+        return done
+    }
+}
+
 final class FileSystemWriter: FileWriter {
     var fd: Int32
     let tmpPath: String
@@ -125,6 +152,11 @@ final class FileSystemWriter: FileWriter {
         guard writeAll(fd, bytes) else { throw fail("write") }
         byteCount += Int64(bytes.count)
         writeback.wrote(bytes.count, fd: fd)
+    }
+
+    /// The temporary file, through a descriptor of its own (still readable if it is removed meanwhile).
+    func openReader() throws(ParseError) -> (any WrittenBytesReader)? {
+        try FileSystemReader.open(tmpPath, what: "the file being stored")
     }
 
     func commit() throws(ParseError) {

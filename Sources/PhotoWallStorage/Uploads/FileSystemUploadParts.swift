@@ -45,10 +45,8 @@ public final class FileSystemUploadParts: UploadPartStore {
 
     /// Reads the part file through its own descriptor (`pread`: from the page cache, where the bytes
     /// just written still are).
-    public func openForReading(_ id: String, state: String) throws(ParseError) -> (any UploadPartReader)? {
-        let fd = open(path(of: id), O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw ParseError(.fileSaveError, "Could not open the upload.", cause: POSIXFailure(call: "open", code: errno)) }
-        return FileSystemPartReader(fd: fd)
+    public func openForReading(_ id: String, state: String) throws(ParseError) -> (any WrittenBytesReader)? {
+        try FileSystemReader.open(path(of: id), what: "the upload")
     }
 
     public func complete(_ id: String, length: Int64, state: String, as name: String, into store: any FileStore) throws(ParseError) {
@@ -85,25 +83,6 @@ public final class FileSystemUploadParts: UploadPartStore {
             if unlink(directory + "/" + name) == 0 { removed += 1 }
         }
         return removed
-    }
-}
-
-/// `pread` on a descriptor of its own, closed when the reader goes away.
-final class FileSystemPartReader: UploadPartReader {
-    let fd: Int32
-    init(fd: Int32) { self.fd = fd }
-    deinit { Glibc.close(fd) }
-
-    func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(ParseError) -> Int {
-        var done = 0
-        while done < buffer.count {
-            let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
-            if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw ParseError(.fileSaveError, "Could not read the upload.", cause: POSIXFailure(call: "pread", code: errno)) }
-            if n == 0 { break }
-            done += n
-        }
-        return done
     }
 }
 

@@ -81,21 +81,12 @@ public protocol UploadPartStore: Sendable {
     /// them back on another thread, off the thread that receives them), or nil when the store can't
     /// read a part back cheaply (the default; its digests are computed as the bytes are written).
     /// - Throws: 130 when the part can't be opened.
-    func openForReading(_ id: String, state: String) throws(ParseError) -> (any UploadPartReader)?
+    func openForReading(_ id: String, state: String) throws(ParseError) -> (any WrittenBytesReader)?
 }
 
 extension UploadPartStore {
     public var supportsPipelinedAppends: Bool { false }
-    public func openForReading(_ id: String, state: String) throws(ParseError) -> (any UploadPartReader)? { nil }
-}
-
-/// Reads back bytes written to a part (by any writer of it). `Sendable`: `read` takes no state of its
-/// own besides the descriptor, so any thread may call it.
-public protocol UploadPartReader: Sendable {
-    /// Reads up to `buffer.count` bytes at `offset` (a byte position in the part).
-    /// - Returns: how many were read; fewer than asked only at the part's end.
-    /// - Throws: 130 when the read fails.
-    func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(ParseError) -> Int
+    public func openForReading(_ id: String, state: String) throws(ParseError) -> (any WrittenBytesReader)? { nil }
 }
 
 extension UploadPartStore {

@@ -6,21 +6,27 @@ import PhotoWallStorage
 import PhotoWallTesting
 import Testing
 
-/// `PartDigests` on a real part file (`FileSystemUploadParts`): the digests of a chain of ranges
-/// written one behind the other, read back on the digest pool or hashed as written.
-@Suite struct PartDigestsTests {
+/// `ReadBackDigests` on real files (a `FileSystemUploadParts` part, a `FileSystemStore` temporary): the
+/// digests of a chain of ranges written one behind the other, read back on the digest pool or hashed
+/// as written.
+@Suite struct ReadBackDigestsTests {
     /// Random bytes (not a pattern a wrong offset could still hash right).
     static func bytes(_ count: Int) -> [UInt8] { Crypto.randomBytes(count) }
 
     /// Writes `bytes` through `writer` in pieces of `piece` bytes, telling `digests` after each (as
     /// `UploadAppend.write` does). - Returns: where the range's bytes end.
-    static func write(_ bytes: ArraySlice<UInt8>, _ writer: any UploadPartWriter, _ digests: PartDigests,
-                      _ segment: PartDigests.Segment, piece: Int = 48 << 10) throws -> Int64 {
+    static func write(_ bytes: ArraySlice<UInt8>, _ writer: any UploadPartWriter, _ digests: ReadBackDigests,
+                      _ segment: ReadBackDigests.Segment, piece: Int = 48 << 10) throws -> Int64 {
+        try write(bytes, { (b) throws(ParseError) in try writer.write(b) }, digests, segment, piece: piece)
+    }
+
+    static func write(_ bytes: ArraySlice<UInt8>, _ write: (UnsafeRawBufferPointer) throws(ParseError) -> Void, _ digests: ReadBackDigests,
+                      _ segment: ReadBackDigests.Segment, piece: Int = 48 << 10) throws -> Int64 {
         var at = bytes.startIndex
         while at < bytes.endIndex {
             let next = min(at + piece, bytes.endIndex)
             try bytes[at..<next].withUnsafeBytes { b in
-                try writer.write(b)
+                try write(b)
                 digests.wrote(b, to: segment, endingAt: segment.start + Int64(next - bytes.startIndex))
             }
             at = next
@@ -53,7 +59,7 @@ import Testing
             _ = try earlier.sync()
             earlier.close()
 
-            let digests = PartDigests(startingAt: Int64(before), runningState: Self.sha256State(all[..<before]),
+            let digests = ReadBackDigests(startingAt: Int64(before), runningState: Self.sha256State(all[..<before]),
                                       reader: readBack ? try parts.openForReading("a", state: "") : nil)
             let one = digests.addSegment(start: Int64(before), length: Int64(firstEnd - before), chunk: Digest(.sha256))
             let w1 = try parts.openForAppend("a", at: Int64(before), state: "")
@@ -73,13 +79,31 @@ import Testing
         }
     }
 
+    /// A `POST /files` body: the file store's temporary read back (`FileWriter.openReader`) gives the
+    /// body's SHA-256, and the committed file is the body.
+    @Test func aFileStoreTemporaryIsReadBack() throws {
+        try withTemporaryDirectory { dir in
+            let store = try FileSystemStore(root: dir)
+            let writer = try store.makeWriter(for: "0123456789abcdef0123456789abcdef_big.bin")
+            let reader = try #require(try writer.openReader())
+            let all = Self.bytes(4 << 20 + 999)
+            let digests = ReadBackDigests(startingAt: 0, runningState: ResumableSHA256().state, reader: reader)
+            let body = digests.addSegment(start: 0, length: nil, chunk: nil)
+            let end = try Self.write(all[...], { (b) throws(ParseError) in try writer.write(b) }, digests, body)
+            let sums = try digests.digests(of: body, endingAt: end)
+            #expect(Self.finalized(sums.running) == Digest.hash(.sha256, all))
+            try writer.commit()
+            #expect(try store.read("0123456789abcdef0123456789abcdef_big.bin") == all)
+        }
+    }
+
     /// A request cut mid-body (its declared length never arrived) ends where its bytes end.
     @Test func aRangeCutShortEndsWhereItsBytesEnd() throws {
         try withTemporaryDirectory { dir in
             let parts = try FileSystemUploadParts(root: dir)
             _ = try parts.create("b", finalName: "b.bin")
             let all = Self.bytes(3 << 20)
-            let digests = PartDigests(startingAt: 0, runningState: ResumableSHA256().state, reader: try parts.openForReading("b", state: ""))
+            let digests = ReadBackDigests(startingAt: 0, runningState: ResumableSHA256().state, reader: try parts.openForReading("b", state: ""))
             let one = digests.addSegment(start: 0, length: 5 << 20, chunk: nil)
             let writer = try parts.openForAppend("b", at: 0, state: "")
             let end = try Self.write(all[...], writer, digests, one)
@@ -96,7 +120,7 @@ import Testing
             let parts = try FileSystemUploadParts(root: dir)
             _ = try parts.create("c", finalName: "c.bin")
             let all = Self.bytes(6 << 20)
-            let digests = PartDigests(startingAt: 0, runningState: ResumableSHA256().state, reader: try parts.openForReading("c", state: ""))
+            let digests = ReadBackDigests(startingAt: 0, runningState: ResumableSHA256().state, reader: try parts.openForReading("c", state: ""))
             let one = digests.addSegment(start: 0, length: Int64(all.count), chunk: Digest(.sha256))
             let writer = try parts.openForAppend("c", at: 0, state: "")
             let end = try Self.write(all[...], writer, digests, one)
@@ -118,7 +142,7 @@ import Testing
             let parts = try FileSystemUploadParts(root: dir)
             _ = try parts.create("d", finalName: "d.bin")
             let all = Self.bytes(300_000)  // under `batchSize`: nothing is hashed before the wait
-            let digests = PartDigests(startingAt: 0, runningState: ResumableSHA256().state, reader: try parts.openForReading("d", state: ""))
+            let digests = ReadBackDigests(startingAt: 0, runningState: ResumableSHA256().state, reader: try parts.openForReading("d", state: ""))
             let one = digests.addSegment(start: 0, length: nil, chunk: nil)
             let writer = try parts.openForAppend("d", at: 0, state: "")
             let end = try Self.write(all[...], writer, digests, one)

@@ -3,18 +3,20 @@ import PhotoWallCore
 import PhotoWallCrypto
 import PhotoWallStorage
 
-/// The digests of an upload's bytes for one chain of PATCH requests (one request, or pipelined ones
-/// writing adjacent ranges of the part; see `UploadAppend`): the upload's running SHA-256
-/// (`ResumableSHA256`, saved with every commit) and each request's `Upload-Checksum` digest over its
-/// own range (a `Segment`).
+/// The digests of a file being written by request bodies: its running SHA-256 (`ResumableSHA256`:
+/// a tus upload saves its state with every commit) and, per range of it (a `Segment`: one request's
+/// bytes), the digest that request's `Upload-Checksum` promised. A `POST /files` body is one range;
+/// a tus upload's chain of PATCH requests (one, or pipelined ones writing adjacent ranges of the
+/// part; see `UploadAppend`) is one range each.
 ///
-/// **Off the receiving thread.** Where the part store reads parts back
-/// (`UploadPartStore.openForReading`: a local file), the bytes are not hashed by the thread that
-/// receives and writes them (the engine's event thread, which then only copies). They are read back
-/// from the part — from the page cache, where they just went — and hashed on `pool`, in reads of
-/// `readSize`, as soon as `batchSize` bytes wait; a request waits for its range only when it
-/// commits (`digests(of:endingAt:)`), the pool hashing what is left (so at most `pool`'s threads
-/// hash at once, however many uploads finish together). Other stores hash each write as it happens
+/// **Off the receiving thread.** Where the store reads the written bytes back (`FileWriter.openReader`,
+/// `UploadPartStore.openForReading`: a local file), they are not hashed by the thread that receives
+/// and writes them (the engine's event thread, which then only copies: a `POST` of 256 MiB went from
+/// 645 to about 1,100 MB/s without the hashing there). They are read back from the file — from the
+/// page cache, where they just went — and hashed on `pool`, in reads of `readSize`, as soon as
+/// `batchSize` bytes wait; a request waits for its range only when it commits
+/// (`digests(of:endingAt:)`), the pool hashing what is left (so at most `pool`'s threads hash at
+/// once, however many requests finish together). Other stores hash each write as it happens
 /// (`wrote`), on the receiving thread.
 ///
 /// Ranges are hashed in order. At each range's end its chunk digest is finalized and the running
@@ -26,8 +28,8 @@ import PhotoWallStorage
 /// only the thread holding the `hashing` turn does that (one at a time, ordered by `condition`), and
 /// the states are read out under `condition` by that thread too. Without read-back they are used
 /// only with `condition` locked.
-final class PartDigests: @unchecked Sendable {
-    /// One request's range of the part: `[start, end)`; `end` is set at creation when the request
+final class ReadBackDigests: @unchecked Sendable {
+    /// One request's range of the file: `[start, end)`; `end` is set at creation when the request
     /// declared its length, and cut back to where its bytes end when it ends early.
     final class Segment {
         let start: Int64
@@ -38,33 +40,37 @@ final class PartDigests: @unchecked Sendable {
         fileprivate init(start: Int64, end: Int64?, chunk: Digest?) { self.start = start; self.end = end; self.chunk = chunk }
     }
 
-    /// Threads that hash parts read back; jobs never block (they hash what is written, then end).
-    static let pool = WorkerPool(threadCount: max(1, ProcessInfo.processInfo.activeProcessorCount), name: "upload-digest")
-    /// Bytes per read (one buffer per hashing turn): a read from the page cache costs a few µs.
-    static let readSize = 128 << 10
+    /// Threads that hash bytes read back, one per two cores (the receiving threads, the request
+    /// workers and, on a small machine, the clients need the rest); jobs never block (they hash what
+    /// is written, then end).
+    static let pool = WorkerPool(threadCount: max(1, ProcessInfo.processInfo.activeProcessorCount / 2), name: "digest")
+    /// Bytes per read (one buffer per hashing turn, while it lasts): a read from the page cache costs
+    /// a few µs.
+    static let readSize = 64 << 10
     /// A hashing job starts once this many written bytes wait.
     static let batchSize: Int64 = 1 << 20
 
-    private let reader: (any UploadPartReader)?
+    private let reader: (any WrittenBytesReader)?
     private let running: ResumableSHA256?
     private let condition = NSCondition()
     /// Ranges not yet hashed through, in part order.
     private var pending: [Segment] = []
-    /// Every byte of the part below it has been written (the ranges are written in order).
+    /// Every byte of the file below it has been written (the ranges are written in order).
     private var written: Int64
     /// Every byte below it has been hashed.
     private var hashed: Int64
     /// A pool job is hashing (or queued to).
     private var hashing = false
-    /// A read-back failed (or found the part shorter than written): the chain's digests are lost.
+    /// A read-back failed (or found the file shorter than written): the chain's digests are lost.
     private var failure: ParseError?
 
     /// - Parameters:
-    ///   - offset: where the chain starts in the part (the upload's committed offset).
+    ///   - offset: where the first range starts in the file (a tus upload's committed offset; 0 for a
+    ///     `POST` body).
     ///   - runningState: the upload's saved SHA-256 state at `offset` (`UploadRecord.digestState`); nil
     ///     (an upload from before digests were saved) keeps no running digest.
-    ///   - reader: the part read back, or nil to hash bytes as they are written.
-    init(startingAt offset: Int64, runningState: [UInt8]?, reader: (any UploadPartReader)?) {
+    ///   - reader: the file read back, or nil to hash bytes as they are written.
+    init(startingAt offset: Int64, runningState: [UInt8]?, reader: (any WrittenBytesReader)?) {
         written = offset; hashed = offset
         running = runningState.flatMap { ResumableSHA256(state: $0) }
         self.reader = reader
@@ -88,7 +94,7 @@ final class PartDigests: @unchecked Sendable {
         return segment
     }
 
-    /// `bytes` of `segment` were written to the part; its bytes so far end at `end`. Called by the
+    /// `bytes` of `segment` were written to the file; its bytes so far end at `end`. Called by the
     /// writing thread after each write.
     func wrote(_ bytes: UnsafeRawBufferPointer, to segment: Segment, endingAt end: Int64) {
         condition.lock()
@@ -112,7 +118,7 @@ final class PartDigests: @unchecked Sendable {
     /// what is left when none runs.
     /// - Returns: its `Upload-Checksum` digest (nil without one) and the running SHA-256 state at `end`
     ///   (nil without a running digest).
-    /// - Throws: 130 when the part could not be read back.
+    /// - Throws: 130 when the file could not be read back.
     func digests(of segment: Segment, endingAt end: Int64) throws(ParseError) -> (chunk: [UInt8]?, running: [UInt8]?) {
         condition.lock()
         defer { condition.unlock() }
