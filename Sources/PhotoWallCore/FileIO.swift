@@ -41,6 +41,24 @@ public func pwriteAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: I
     return true
 }
 
+/// Reads up to `buffer.count` bytes at file `offset` with `pread(2)`, retrying short reads and `EINTR`
+/// until the buffer is full or the file ends; the descriptor's own offset is left alone.
+/// - Returns: the bytes read (fewer than `buffer.count` only at the end of the file), or -1 on an
+///   error (`errno` tells which).
+public func preadAll(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, at offset: Int64) -> Int {
+    var done = 0
+    while done < buffer.count {
+        let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + Int64(done)))
+        if n < 0 {
+            if errno == EINTR { continue }
+            return -1
+        }
+        if n == 0 { break }
+        done += n
+    }
+    return done
+}
+
 /// Starts the disk writes of a file being streamed while more bytes still arrive, so that its final
 /// `fsync`/`fdatasync` (before the upload is acknowledged) waits only for the last few MiB instead of
 /// the whole file: without it, Linux keeps everything dirty in the page cache (background writeback

@@ -248,7 +248,7 @@ final class S3PartWriter: UploadPartWriter {
         // Keep only the tail in the spool, in case the request goes on.
         if at > 0 {
             var buffer = [UInt8](repeating: 0, count: Int(spooled - at))
-            let ok = buffer.withUnsafeMutableBytes { b in pread(fd, b.baseAddress, b.count, off_t(at)) == b.count }
+            let ok = buffer.withUnsafeMutableBytes { b in preadAll(fd, b, at: Int64(at)) == b.count }
                 && buffer.withUnsafeBytes { pwriteAll(fd, $0, at: 0) } && ftruncate(fd, off_t(spooled - at)) == 0
             guard ok else { throw ParseError(.fileSaveError, "Could not store the upload.", cause: POSIXFailure(call: "pread/pwrite", code: errno)) }
             spooled -= at

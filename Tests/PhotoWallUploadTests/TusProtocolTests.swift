@@ -262,15 +262,17 @@ import Testing
         #expect(done.header("Upload-Offset") == "1000")
     }
 
-    /// Starts a PATCH of `bytes[0..<1000]` at offset 0 on a new connection with `checksum`, sends its
-    /// first 500 bytes and waits until the server wrote them: that PATCH holds the upload.
-    static func startHalfPatch(_ t: RawTus, _ path: String, _ bytes: [UInt8], checksum: String) async throws -> TestHTTPClient {
-        let first = try TestHTTPClient(port: sharedServer.port)
-        try first.sendHead("PATCH", path, headers: t.headers([("Upload-Offset", "0"), ("Content-Type", "application/offset+octet-stream"),
+    /// Starts a PATCH of `bytes[offset..<offset + 1000]` at `offset` on a new connection with `checksum`
+    /// and sends its first 500 bytes; with `waitForThem`, waits until the server wrote them (that
+    /// PATCH then holds the upload).
+    static func startHalfPatch(_ t: RawTus, _ path: String, _ bytes: [UInt8], at offset: Int = 0, checksum: String,
+                               waitForThem: Bool = true) async throws -> TestHTTPClient {
+        let patch = try TestHTTPClient(port: sharedServer.port)
+        try patch.sendHead("PATCH", path, headers: t.headers([("Upload-Offset", "\(offset)"), ("Content-Type", "application/offset+octet-stream"),
                                                               ("Upload-Checksum", checksum), ("Content-Length", "1000")]))
-        try first.send(Array(bytes[0..<500]))
-        try await waitForPart(sharedServer, path, bytes: 500)
-        return first
+        try patch.send(Array(bytes[offset..<offset + 500]))
+        if waitForThem { try await waitForPart(sharedServer, path, bytes: offset + 500) }
+        return patch
     }
 
     @Test func aPatchAtTheEndOfOneInProgressIsPipelinedBehindIt() async throws {
@@ -319,11 +321,8 @@ import Testing
         let (_, path) = try t.create(length: 3000)
         let first = try await Self.startHalfPatch(t, path, bytes, checksum: RawTus.checksum(Array(bytes[0..<1000])))
         // The second (1000..<2000) sends half its body at once; it waits for the first's body.
-        let second = try TestHTTPClient(port: sharedServer.port)
-        try second.sendHead("PATCH", path, headers: t.headers([("Upload-Offset", "1000"), ("Content-Type", "application/offset+octet-stream"),
-                                                               ("Upload-Checksum", RawTus.checksum(Array(bytes[1000..<2000]))),
-                                                               ("Content-Length", "1000")]))
-        try second.send(Array(bytes[1000..<1500]))
+        let second = try await Self.startHalfPatch(t, path, bytes, at: 1000, checksum: RawTus.checksum(Array(bytes[1000..<2000])),
+                                                   waitForThem: false)
         try await Task.sleep(for: .milliseconds(300))
         try first.send(Array(bytes[500..<1000]))
         try await waitForPart(sharedServer, path, bytes: 1500)  // the second chained on and wrote its half

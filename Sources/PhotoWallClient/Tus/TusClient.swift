@@ -43,8 +43,8 @@ public struct TusClient: Sendable {
         public var progressIntervalSeconds: Double
         /// Start the next chunk's PATCH, on another connection, as soon as the last one's body is
         /// sent, instead of after its answer (default true; up to three in flight): the bytes travel
-        /// while the server syncs and commits the chunks before. A server that does not take pipelined PATCHes refuses them
-        /// (409/423) and the client goes on without.
+        /// while the server syncs and commits the chunks before. A server that does not take
+        /// pipelined PATCHes refuses them (409/423) and the client goes on without.
         public var pipelining: Bool
 
         public init(chunkBytes: Int64 = 4 << 20, checksum: ChecksumAlgorithm = .sha256, retry: RetryPolicy = RetryPolicy(),

@@ -114,15 +114,9 @@ final class FileSystemReader: WrittenBytesReader {
     }
 
     func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(ParseError) -> Int {
-        var done = 0
-        while done < buffer.count {
-            let n = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
-            if n < 0 && errno == EINTR { continue }
-            guard n >= 0 else { throw ParseError(.fileSaveError, "Could not read back written bytes.", cause: POSIXFailure(call: "pread", code: errno)) }
-            if n == 0 { break }
-            done += n
-        }
-        return done
+        let n = preadAll(fd, buffer, at: offset)
+        guard n >= 0 else { throw ParseError(.fileSaveError, "Could not read back written bytes.", cause: POSIXFailure(call: "pread", code: errno)) }
+        return n
     }
 }
 
