@@ -159,12 +159,20 @@ public enum RoutePlan: Sendable {
     /// `open` may answer instead (`.respond`, or by throwing: rendered by `errorRenderer`); the body is
     /// then not read. Throwing `HTTPError.payloadTooLarge` answers 413 at once, exactly like a declared
     /// `Content-Length` over `maxBodyBytes`.
+    ///
+    /// `wholeBodiesUpTo`: a body whose `Content-Length` is at most this many bytes (and that the client
+    /// does not hold back for `100 Continue`) is read into memory first, then `open`, the sink's one
+    /// `write` and `handler` run in turn as one job on a worker thread: one hand-off to a worker and back
+    /// instead of two (`open`'s, then `handler`'s, with the body read on the event thread between). For
+    /// routes whose `open` may as well see the request after its body, such as a small file upload;
+    /// 0 (the default) streams every body.
     public static func streamed<State: RequestBodySink>(
         maxBodyBytes: Int,
+        wholeBodiesUpTo: Int = 0,
         open: @escaping @Sendable (RequestHead) throws -> StreamOpenResult<State>,
         handler: @escaping @Sendable (RequestHead, State) throws -> Response
     ) -> RoutePlan {
-        .stream(StreamedRoute(maxBodyBytes: maxBodyBytes) { head in
+        .stream(StreamedRoute(maxBodyBytes: maxBodyBytes, wholeBodiesUpTo: min(wholeBodiesUpTo, maxBodyBytes)) { head in
             switch try open(head) {
             case .respond(let response):
                 return .respond(response)
@@ -189,7 +197,32 @@ public enum StreamOpenResult<State: RequestBodySink>: Sendable {
 /// built by `RoutePlan.streamed(maxBodyBytes:open:handler:)`.
 public struct StreamedRoute: Sendable {
     let maxBodyBytes: Int
+    /// Bodies declared this small are read whole before `open` (see `RoutePlan.streamed`).
+    let wholeBodiesUpTo: Int
     let open: @Sendable (RequestHead) throws -> OpenedStream
+
+    /// For a body read whole before `open` ran: `open`, the body into the sink it returns, then the
+    /// handler (or `open`'s own answer).
+    /// - Throws: what `open`, the sink or the handler throw; `HTTPError.payloadTooLarge` for a body over
+    ///   the limit `open` gave (the sink is aborted when it does not get the body).
+    func runWhole(_ request: Request) throws -> Response {
+        switch try open(request.head) {
+        case .respond(let response):
+            return response
+        case .stream(let body):
+            guard request.body.count <= body.maxBodyBytes else {
+                body.sink.abort()
+                throw HTTPError.payloadTooLarge
+            }
+            do {
+                if !request.body.isEmpty { try request.body.withUnsafeBytes { try body.sink.write($0) } }
+            } catch {
+                body.sink.abort()
+                throw error
+            }
+            return try body.finish(request.head)
+        }
+    }
 }
 
 /// The outcome of a streamed route's `open`, as the engine sees it.

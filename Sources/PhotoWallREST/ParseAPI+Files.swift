@@ -11,13 +11,20 @@ final class FileUploadSink: RequestBodySink {
 }
 
 extension ParseAPI {
+    /// A `POST /files` body declared no bigger than this (64 KiB: a small photo, an avatar) is read
+    /// whole before its credentials are checked, then checked, stored and answered in one worker job
+    /// (`RoutePlan.streamed(wholeBodiesUpTo:)`); a bigger one is refused from its head and streamed.
+    static let wholeFileBodyBytes = 64 << 10
+
     /// `POST /files/:filename`: credentials and name are checked from the head, before any body
-    /// byte is read; the body streams to a temporary file (never held in memory); the file becomes
-    /// visible only when complete and durable.
+    /// byte is read (except for a body of at most `wholeFileBodyBytes`, read first); the body streams
+    /// to a temporary file (never held in memory beyond that); the file becomes visible only when
+    /// complete and durable.
     /// - Source: parse-rest-api.md §5 ("Route details", "Who may upload").
     func fileUploadPlan(_ routed: RequestHead) -> RoutePlan {
         let name = routed.pathParameters["filename"] ?? ""
-        return .streamed(maxBodyBytes: config.maxUploadBytes, open: { [self] head -> StreamOpenResult<FileUploadSink> in
+        return .streamed(maxBodyBytes: config.maxUploadBytes, wholeBodiesUpTo: Self.wholeFileBodyBytes,
+                         open: { [self] head -> StreamOpenResult<FileUploadSink> in
             let credentials = Credentials(headers: head.headers)
             guard credentials.isAuthorized(config) else { throw PlainError.unauthorized }
             let auth = try authenticate(credentials, segments: ["files"])

@@ -33,6 +33,43 @@ func uploadRouter(directory: String, maxBodyBytes: Int, probe: UploadProbe) -> R
     return router
 }
 
+/// A sink that counts its bytes and records the thread of each write.
+final class ThreadProbeSink: RequestBodySink {
+    let bytes = Mutex(0)
+    let writeThreads = Mutex<[pthread_t]>([])
+    let aborted = Atomic<Bool>(false)
+    func write(_ b: UnsafeRawBufferPointer) throws {
+        writeThreads.withLock { $0.append(pthread_self()) }
+        bytes.withLock { $0 += b.count }
+    }
+    func abort() { aborted.store(true, ordering: .relaxed) }
+}
+
+/// `PUT /whole` (bodies up to 1,000 bytes read whole first) records the threads `open` and the handler
+/// ran on; `Authorization: deny` answers 401 from `open`; `X-Limit: N` gives the sink a limit of N bytes.
+final class WholeBodyProbe: Sendable {
+    let opens = Mutex<[pthread_t]>([])
+    let handlers = Mutex<[pthread_t]>([])
+    let sinks = Mutex<[ThreadProbeSink]>([])
+}
+
+func wholeBodyRouter(_ probe: WholeBodyProbe) -> Router {
+    var router = Router()
+    router.add("PUT", "/whole") { _ in
+        .streamed(maxBodyBytes: 1 << 20, wholeBodiesUpTo: 1000, open: { head -> StreamOpenResult<ThreadProbeSink> in
+            probe.opens.withLock { $0.append(pthread_self()) }
+            if head.headers["Authorization"] == "deny" { return .respond(.json(["error": "unauthorized"], status: 401)) }
+            let sink = ThreadProbeSink()
+            probe.sinks.withLock { $0.append(sink) }
+            return .sink(sink, maxBodyBytes: head.headers["X-Limit"].flatMap { Int($0) })
+        }, handler: { _, sink in
+            probe.handlers.withLock { $0.append(pthread_self()) }
+            return .json(["bytes": .number(Double(sink.bytes.withLock { $0 }))])
+        })
+    }
+    return router
+}
+
 @Suite("Request bodies")
 struct BodyTests {
     @Test(arguments: [false, true])
@@ -291,6 +328,40 @@ struct BodyTests {
                 #expect(probe.handled.value == 0)
                 #expect(!fileExists("\(directory)/slow.bin"))
             }
+        }
+    }
+
+    /// A streamed route's body declared no bigger than `wholeBodiesUpTo` is read whole first: `open`,
+    /// the sink's write and the handler then run in one worker job, on one thread. A bigger body
+    /// still streams into the sink on the event thread, between `open` and the handler.
+    @Test func aSmallStreamedBodyIsOpenedWrittenAndHandledInOneJob() throws {
+        let probe = WholeBodyProbe()
+        try withServer(wholeBodyRouter(probe)) { _, port, _ in
+            let client = try TestHTTPClient(port: port)
+            for (size, whole) in [(1000, true), (1, true), (1001, false), (200_000, false)] {
+                let r = try client.request("PUT", "/whole", body: testBytes(size))
+                #expect(r.status == 200)
+                #expect(r.text.contains("\"bytes\":\(size)"), "\(r.text)")
+                let open = try #require(probe.opens.withLock { $0.last }), handler = try #require(probe.handlers.withLock { $0.last })
+                let writes = try #require(probe.sinks.withLock { $0.last }).writeThreads.withLock { $0 }
+                #expect(!writes.isEmpty)
+                if whole {
+                    #expect(pthread_equal(open, handler) != 0 && writes.allSatisfy { pthread_equal($0, open) != 0 },
+                            "a \(size)-byte body: open, write and handler on one thread")
+                } else {
+                    #expect(writes.allSatisfy { pthread_equal($0, open) == 0 && pthread_equal($0, handler) == 0 },
+                            "a \(size)-byte body: written on the event thread")
+                }
+            }
+            // `open`'s own answer, and a limit `open` gives that the whole body is over: answered, the
+            // sink aborted, and the connection still serves the next request.
+            let denied = try client.request("PUT", "/whole", headers: [("Authorization", "deny")], body: testBytes(500))
+            #expect(denied.status == 401)
+            let over = try client.request("PUT", "/whole", headers: [("X-Limit", "100")], body: testBytes(500))
+            #expect(over.status == 413)
+            #expect(try #require(probe.sinks.withLock { $0.last }).aborted.load(ordering: .relaxed))
+            #expect(try client.request("PUT", "/whole", body: testBytes(10)).status == 200)
+            #expect(probe.handlers.withLock { $0.count } == 5)
         }
     }
 }

@@ -4,6 +4,7 @@ import PhotoWallCrypto
 @testable import PhotoWallServices
 import PhotoWallStorage
 import PhotoWallTesting
+import Synchronization
 import Testing
 
 /// `ReadBackDigests` on real files (a `FileSystemUploadParts` part, a `FileSystemStore` temporary): the
@@ -149,6 +150,45 @@ import Testing
             #expect(truncate(parts.path(of: "d"), 100_000) == 0)
             let error = #expect(throws: ParseError.self) { try digests.digests(of: one, endingAt: end) }
             #expect(error?.code == .fileSaveError)
+        }
+    }
+
+    /// A reader of the file that records the thread of each read.
+    final class ThreadRecordingReader: WrittenBytesReader {
+        let inner: any WrittenBytesReader
+        let threads = Mutex<[pthread_t]>([])
+        init(_ inner: any WrittenBytesReader) { self.inner = inner }
+        func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws(ParseError) -> Int {
+            threads.withLock { $0.append(pthread_self()) }
+            return try inner.read(at: offset, into: buffer)
+        }
+    }
+
+    /// What is left of a range when its request commits is hashed on the committing thread when it is
+    /// small (`inlineBytes` at most: no hand-off to the pool and back), on the digest pool otherwise;
+    /// the digests are the same either way.
+    @Test(arguments: [(4_321, true), (Int(ReadBackDigests.inlineBytes), true), (600_000, false)])
+    func whatIsLeftIsHashedByTheCommitterWhenSmall(size: Int, onCommitter: Bool) throws {
+        try withTemporaryDirectory { dir in
+            let parts = try FileSystemUploadParts(root: dir)
+            _ = try parts.create("e", finalName: "e.bin")
+            let all = Self.bytes(size)  // under `batchSize`: nothing is hashed before the wait
+            let reader = ThreadRecordingReader(try #require(try parts.openForReading("e", state: "")))
+            let digests = ReadBackDigests(startingAt: 0, runningState: ResumableSHA256().state, reader: reader)
+            let one = digests.addSegment(start: 0, length: Int64(size), chunk: Digest(.sha256))
+            let writer = try parts.openForAppend("e", at: 0, state: "")
+            let end = try Self.write(all[...], writer, digests, one)
+            let sums = try digests.digests(of: one, endingAt: end)
+            #expect(sums.chunk == Digest.hash(.sha256, all))
+            #expect(Self.finalized(sums.running) == Digest.hash(.sha256, all))
+            let threads = reader.threads.withLock { $0 }
+            #expect(!threads.isEmpty)
+            let me = pthread_self()
+            if onCommitter {
+                #expect(threads.allSatisfy { pthread_equal($0, me) != 0 }, "read back on the committing thread")
+            } else {
+                #expect(threads.allSatisfy { pthread_equal($0, me) == 0 }, "read back on the digest pool")
+            }
         }
     }
 }

@@ -101,6 +101,13 @@ final class Engine: Sendable {
             if let length = head.contentLength, length > route.maxBodyBytes {
                 return queueNow(context, render(HTTPError.payloadTooLarge, head), connection: connection)
             }
+            if let length = head.contentLength, length <= route.wholeBodiesUpTo, !context.expectsContinue {
+                // Small enough to read whole first (often it came in with the head): `open`, the sink and
+                // the handler then run as one worker job, as a buffered route's handler.
+                context.body.reserveCapacity(length)
+                context.phase = .buffering(maxBodyBytes: length, handler: { request in try route.runWhole(request) }, runner: .worker)
+                return .YES
+            }
             // `open` may look up a session or a record (a network round trip on PostgreSQL): it runs on a
             // worker while the connection is suspended. After the resume MHD calls the access handler
             // again, still before any body byte (and before `100 Continue`), and `opened` takes over.
