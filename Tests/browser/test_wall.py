@@ -5,6 +5,8 @@ The tests run in file order and share one server (the photo uploaded first is lo
 import glob
 import json
 import os
+import subprocess
+import tempfile
 import urllib.parse
 import time
 import uuid
@@ -16,7 +18,7 @@ from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
-from conftest import ARTIFACTS, DESKTOP, PHONE, ROOT, fixture_users, rest
+from conftest import ARTIFACTS, BINARY, DESKTOP, PHONE, ROOT, fixture_users, rest
 
 CORPUS = os.environ.get("PHOTOWALL_CORPUS", os.path.join(os.path.dirname(ROOT), "shared", "imagecorpus"))
 CORPUS_PHOTOS = sorted(glob.glob(os.path.join(CORPUS, "photos", "*.jpg")), key=os.path.getsize)
@@ -24,6 +26,20 @@ if not CORPUS_PHOTOS:
     print(f"NOTE: the image corpus ({CORPUS}/photos) is absent: the browser tests upload Samples/photos images instead.")
 SMALL_PHOTO = CORPUS_PHOTOS[0] if CORPUS_PHOTOS else os.path.join(ROOT, "Samples", "photos", "landscape_o6.jpg")
 LARGE_PHOTO = CORPUS_PHOTOS[-1] if CORPUS_PHOTOS else os.path.join(ROOT, "Samples", "photos", "landscape_o1.jpg")
+CHUNK = 128 * 1024  # the chunk size the resume tests set, small enough for several chunks per photo
+_rendered = []
+
+
+def resume_photos():
+    """Two photos of more than 8 chunks (`CHUNK`) for the resume tests: the corpus's two largest, or, without
+    the corpus, two 4000x3000 photos rendered by `photowall samples` (Samples/ holds only small ones)."""
+    if len(CORPUS_PHOTOS) > 1 and os.path.getsize(CORPUS_PHOTOS[-2]) > 8 * CHUNK:
+        return CORPUS_PHOTOS[-1], CORPUS_PHOTOS[-2]
+    if not _rendered:
+        out = tempfile.mkdtemp(prefix="photowall-browser-photos-")
+        subprocess.run([BINARY, "samples", out, "--width", "4000", "--height", "3000"], check=True, capture_output=True)
+        _rendered.extend(sorted(glob.glob(os.path.join(out, "landscape_o*.jpg")))[:2])
+    return _rendered[0], _rendered[1]
 
 shared = {}
 
@@ -388,16 +404,17 @@ def patch_offsets(driver):
 def test_interrupted_upload_resumes_from_the_server_offset(stack, browser):
     d = browser(DESKTOP)
     login(d, stack, A, "06-resume")
-    chunk = 128 * 1024
+    chunk = CHUNK
+    photo = resume_photos()[0]
     d.execute_script(f"localStorage.setItem('photowall.chunkBytes', '{chunk}')")
     d.refresh()
     wait(d).until(EC.visibility_of_element_located((By.ID, "share-open")))
-    size = os.path.getsize(LARGE_PHOTO)
+    size = os.path.getsize(photo)
     assert size > 8 * chunk, "the resume test needs a photo of several chunks"
     # A slow line: about 160 kB/s up, so the upload is still running when the page reloads.
     d.set_network_conditions(offline=False, latency=20, download_throughput=4 * 1024 * 1024, upload_throughput=160 * 1024)
     patch_offsets(d)
-    item = upload(d, LARGE_PHOTO)
+    item = upload(d, photo)
     wait(d).until(lambda _: item.get_attribute("data-upload-url"))
     url = item.get_attribute("data-upload-url")
     wait(d, 60).until(lambda _: upload_offset(stack, url)[0] >= 3 * chunk)
@@ -435,11 +452,11 @@ def test_interrupted_upload_resumes_from_the_server_offset(stack, browser):
 def test_upload_survives_a_dropped_network(stack, browser):
     d = browser(DESKTOP)
     login(d, stack, B, "07-offline")
-    chunk = 128 * 1024
+    chunk = CHUNK
     d.execute_script(f"localStorage.setItem('photowall.chunkBytes', '{chunk}')")
     d.refresh()
     wait(d).until(EC.visibility_of_element_located((By.ID, "share-open")))
-    photo = CORPUS_PHOTOS[-2] if len(CORPUS_PHOTOS) > 1 else LARGE_PHOTO
+    photo = resume_photos()[1]
     size = os.path.getsize(photo)
     d.set_network_conditions(offline=False, latency=20, download_throughput=4 * 1024 * 1024, upload_throughput=160 * 1024)
     patch_offsets(d)
