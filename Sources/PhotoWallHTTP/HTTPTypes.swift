@@ -126,7 +126,7 @@ public protocol RequestBodySink: AnyObject, Sendable {
 public enum RoutePlan: Sendable {
     /// Buffer up to `maxBodyBytes` in memory, then call `handler` on a worker thread.
     case buffered(maxBodyBytes: Int, handler: @Sendable (Request) throws -> Response)
-    /// A streamed body; build it with `streamed(maxBodyBytes:open:handler:)`.
+    /// A streamed body; build it with `streamed(maxBodyBytes:wholeBodiesUpTo:open:handler:)`.
     case stream(StreamedRoute)
     /// Answer at once without reading a body.
     case immediate(Response)
@@ -194,7 +194,7 @@ public enum StreamOpenResult<State: RequestBodySink>: Sendable {
 }
 
 /// A streamed route with its per-request state type erased into closures (no downcast anywhere):
-/// built by `RoutePlan.streamed(maxBodyBytes:open:handler:)`.
+/// built by `RoutePlan.streamed(maxBodyBytes:wholeBodiesUpTo:open:handler:)`.
 public struct StreamedRoute: Sendable {
     let maxBodyBytes: Int
     /// Bodies declared this small are read whole before `open` (see `RoutePlan.streamed`).
