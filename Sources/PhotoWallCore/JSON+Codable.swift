@@ -110,6 +110,19 @@ extension JSON {
         out.append(UInt8(ascii: "\""))
     }
 
+    /// `writeString(utf8:into:)` for a `ByteWriter`: bytes that need no escape are copied as they are.
+    public static func writeString(utf8 u: UnsafeBufferPointer<UInt8>, into out: inout ByteWriter) {
+        guard u.contains(where: { $0 == 0x22 || $0 == 0x5C || $0 < 0x20 }) else {
+            out.append(UInt8(ascii: "\""))
+            out.append(u)
+            out.append(UInt8(ascii: "\""))
+            return
+        }
+        var escaped: [UInt8] = []
+        writeString(utf8: u, into: &escaped)
+        out.append(escaped)
+    }
+
     /// Writes the UTF-8 bytes `u` as the inside of a JSON string (`writeString` without the quotes).
     public static func writeEscaped(utf8 u: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
         do {

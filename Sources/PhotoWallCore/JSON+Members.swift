@@ -39,14 +39,14 @@ extension JSON {
     private static func endOfString(_ t: UnsafeBufferPointer<UInt8>, _ start: Int) -> Int? {
         var i = start + 1
         while i < t.count {
-            // Eight bytes at a time past those that are neither a quote nor a backslash (most of a string);
-            // the byte loop below takes the word that holds one.
-            while i + 8 <= t.count {
+            // Eight bytes at a time: the lowest byte of the word that is a quote or a backslash is found
+            // from the word's match mask, so a string ends without a byte loop over its last word.
+            if i + 8 <= t.count {
                 let word = UnsafeRawPointer(t.baseAddress! + i).loadUnaligned(as: UInt64.self)
-                if hasByte(word, UInt8(ascii: "\"")) || hasByte(word, UInt8(ascii: "\\")) { break }
-                i += 8
+                let found = matchMask(word, UInt8(ascii: "\"")) | matchMask(word, UInt8(ascii: "\\"))
+                if found == 0 { i += 8; continue }
+                i += found.trailingZeroBitCount / 8
             }
-            guard i < t.count else { break }
             switch t[i] {
             case UInt8(ascii: "\\"): i += 2
             case UInt8(ascii: "\""): return i + 1
@@ -56,12 +56,29 @@ extension JSON {
         return nil
     }
 
-    /// Whether any of the eight bytes of `word` is `byte` (the classic has-a-zero-byte test on `word ^ byte…`,
-    /// exact as a yes or no).
+    /// Whether `bytes` hold a quote or a backslash (eight bytes at a time).
+    public static func containsQuoteOrBackslash(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var i = 0
+        while i + 8 <= bytes.count {
+            let word = UnsafeRawPointer(bytes.baseAddress! + i).loadUnaligned(as: UInt64.self)
+            if matchMask(word, UInt8(ascii: "\"")) | matchMask(word, UInt8(ascii: "\\")) != 0 { return true }
+            i += 8
+        }
+        while i < bytes.count {
+            if bytes[i] == UInt8(ascii: "\"") || bytes[i] == UInt8(ascii: "\\") { return true }
+            i += 1
+        }
+        return false
+    }
+
+    /// The bytes of `word` (little-endian: the first byte lowest) equal to `byte`, each marked by its top
+    /// bit (the classic has-a-zero-byte test on `word ^ byte…`). A byte above a match may be marked
+    /// falsely (a borrow), never one below it: the lowest mark is exact, and the mask is zero only when
+    /// no byte matches.
     @inline(__always)
-    private static func hasByte(_ word: UInt64, _ byte: UInt8) -> Bool {
+    private static func matchMask(_ word: UInt64, _ byte: UInt8) -> UInt64 {
         let x = word ^ (0x0101_0101_0101_0101 &* UInt64(byte))
-        return (x &- 0x0101_0101_0101_0101) & ~x & 0x8080_8080_8080_8080 != 0
+        return (x &- 0x0101_0101_0101_0101) & ~x & 0x8080_8080_8080_8080
     }
 
     /// The index after the value starting at `start`.

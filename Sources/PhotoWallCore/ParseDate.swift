@@ -36,6 +36,16 @@ public struct ParseDate: Sendable, Hashable, Comparable, CustomStringConvertible
         out.withUnsafeMutableBufferPointer { writeISO(to: $0.baseAddress! + start + 1) }
     }
 
+    /// `writeJSONString(into:)` for a `ByteWriter`.
+    public func writeJSONString(into out: inout ByteWriter) {
+        out.write(upTo: 26) { p in
+            p[0] = UInt8(ascii: "\"")
+            writeISO(to: p + 1)
+            p[25] = UInt8(ascii: "\"")
+            return 26
+        }
+    }
+
     /// Writes the 24 bytes of `iso` at `p`. Civil date from days since the epoch (Howard Hinnant's
     /// `civil_from_days`, the inverse of the one `init?(iso:)` uses): no `gmtime_r`, whose time-zone
     /// lock the request threads would contend for.

@@ -25,6 +25,22 @@ import PhotoWallCore
         }
     }
 
+    /// A quote or a backslash is found at every offset of every 8-byte word and in the bytes after the
+    /// last whole word, beside bytes that differ from them by one bit or are above 0x7F.
+    @Test func aQuoteOrBackslashIsFoundAtEveryOffset() {
+        for length in 0...20 {
+            let plain = (0..<length).map { [UInt8(ascii: "#"), UInt8(ascii: "]"), 0xA2, 0xDC, UInt8(ascii: "a")][$0 % 5] }
+            #expect(!plain.withUnsafeBufferPointer(JSON.containsQuoteOrBackslash), "\(plain)")
+            for at in 0..<length {
+                for mark in [UInt8(ascii: "\""), UInt8(ascii: "\\")] {
+                    var bytes = plain
+                    bytes[at] = mark
+                    #expect(bytes.withUnsafeBufferPointer(JSON.containsQuoteOrBackslash), "\(bytes)")
+                }
+            }
+        }
+    }
+
     /// A string that never ends (its last quote escaped) is not a member list, whatever its length.
     @Test func anUnendedStringIsRefused() {
         for pad in 0...20 {

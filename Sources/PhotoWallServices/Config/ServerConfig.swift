@@ -63,18 +63,18 @@ public struct ServerConfig: Sendable {
     /// Appends `fileURL(name)` as a JSON string to `out`, from `prefix` (`fileURLJSONPrefix()`) and the
     /// name's UTF-8 bytes percent-encoded in place: the same text `JSON.writeString(fileURL(name))` gives
     /// (the encoded name holds only bytes JSON leaves as they are), without a `String` on the way.
-    public static func writeFileURL(name: UnsafeBufferPointer<UInt8>, prefix: [UInt8], into out: inout [UInt8]) {
-        out.append(contentsOf: prefix)
+    public static func writeFileURL(name: UnsafeBufferPointer<UInt8>, prefix: [UInt8], into out: inout ByteWriter) {
+        out.append(prefix)
         let hex: StaticString = "0123456789ABCDEF"
         var runStart = 0
         for i in 0..<name.count where !isURIComponentByte(name[i]) {
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: name[runStart..<i]))
+            out.append(UnsafeBufferPointer(rebasing: name[runStart..<i]))
             out.append(UInt8(ascii: "%"))
             out.append(hex.utf8Start[Int(name[i] >> 4)])
             out.append(hex.utf8Start[Int(name[i] & 15)])
             runStart = i + 1
         }
-        out.append(contentsOf: UnsafeBufferPointer(rebasing: name[runStart..<name.count]))
+        out.append(UnsafeBufferPointer(rebasing: name[runStart..<name.count]))
         out.append(UInt8(ascii: "\""))
     }
 

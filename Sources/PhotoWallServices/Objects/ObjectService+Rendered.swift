@@ -12,11 +12,10 @@ extension ObjectService {
                             auth: AuthContext) throws(ParseError) -> [UInt8] {
         let query = try getQuery(className: className, objectId: objectId, options: options, auth: auth)
         if rendersStoredText(className: className, options: options, auth: auth) {
-            var out: [UInt8] = []
-            out.reserveCapacity(1024)
+            var out = ByteWriter(capacity: 2048)
             if let n = try writeStoredRows(query, into: &out) {
                 guard n == 1 else { throw ParseError.objectNotFound() }
-                return out
+                return out.bytes
             }
         }
         guard let object = try store.find(query).first else { throw ParseError.objectNotFound() }
@@ -28,28 +27,29 @@ extension ObjectService {
     public func findRendered(className: String, options: FindOptions, auth: AuthContext,
                              extraPredicate: Predicate? = nil) throws(ParseError) -> [UInt8] {
         let (query, limit) = try findQuery(className: className, options: options, auth: auth, extraPredicate: extraPredicate)
-        var out: [UInt8] = []
         // About 1 KiB per object (a wall photo with its file URLs is ~780 B), so a full page is written
         // without the buffer regrowing (each regrowth copies all written so far).
-        out.reserveCapacity(1024 * max(1, min(limit, 1000)))
-        out.append(UInt8(ascii: "{"))
+        var out = ByteWriter(capacity: 1024 * max(1, min(limit, 1000)))
+        out.append("{")
         if options.count {
-            out.append(contentsOf: #""count":"#.utf8)
-            out.append(contentsOf: String(try store.count(query)).utf8)
+            out.append(#""count":"#)
+            out.append(Array(String(try store.count(query)).utf8))
             out.append(UInt8(ascii: ","))
         }
-        out.append(contentsOf: #""results":["#.utf8)
+        out.append(#""results":["#)
         if limit > 0 {
             let rendered = rendersStoredText(className: className, options: options, auth: auth) ? try writeStoredRows(query, into: &out) : nil
             if rendered == nil {
+                var objects: [UInt8] = []
                 for (i, object) in try render(try store.find(query), options: options, auth: auth).enumerated() {
-                    if i > 0 { out.append(UInt8(ascii: ",")) }
-                    JSON.object(object).write(into: &out)
+                    if i > 0 { objects.append(UInt8(ascii: ",")) }
+                    JSON.object(object).write(into: &objects)
                 }
+                out.append(objects)
             }
         }
-        out.append(contentsOf: "]}".utf8)
-        return out
+        out.append("]}")
+        return out.bytes
     }
 
     /// Whether `wireObject` reduces, for these options and this caller, to the rules every class has
@@ -65,13 +65,15 @@ extension ObjectService {
     /// `rendersStoredText` holds.
     /// - Returns: how many; nil when the store hands out no stored text (nothing was written).
     /// - Throws: 1 for a stored row that is not a JSON object (as decoding it would).
-    func writeStoredRows(_ query: StoredQuery, into out: inout [UInt8]) throws(ParseError) -> Int? {
+    func writeStoredRows(_ query: StoredQuery, into out: inout ByteWriter) throws(ParseError) -> Int? {
         var count = 0, malformed = false
+        // Whether the extension's `render` may change the class's objects: asked once for all the rows.
+        let plainFiles = !(installed?.renders(className: query.className) ?? false)
         var fileURLPrefix: [UInt8]? = nil  // made at the first plain File, then shared by the rows
         let supported = try store.forEachStoredRow(query) { row in
             guard !malformed else { return }
             if count > 0 { out.append(UInt8(ascii: ",")) }
-            malformed = !writeStoredRow(row, into: &out, fileURLPrefix: &fileURLPrefix)
+            malformed = !writeStoredRow(row, plainFiles: plainFiles, into: &out, fileURLPrefix: &fileURLPrefix)
             count += 1
         }
         if malformed { throw ParseError(.internalServerError, "Internal server error.") }
@@ -82,18 +84,16 @@ extension ObjectService {
     /// bytes are copied as they are, except `_` columns (left out) and values holding a File: those
     /// are decoded, given their URL (`ValueCoding.toWire`) and passed together through the
     /// extension's `render` (the only fields it is given here). For a class whose objects `render`
-    /// leaves alone (`renders(className:)` false), a File stored plain gets its URL written next to its
-    /// stored bytes, and any other value holding a File is decoded where it is written: one pass. Keys come out in the stored order
-    /// (sorted, as `JSON.serialized` writes them) with `ACL`, `createdAt`, `objectId` and `updatedAt`
-    /// merged in, so the bytes are the ones `wireObject` + `JSON.serialized` give.
+    /// leaves alone (`plainFiles`: `renders(className:)` false), a File stored plain gets its URL written
+    /// next to its stored bytes, and any other value holding a File is decoded where it is written: one
+    /// pass. Keys come out in the stored order (sorted, as `JSON.serialized` writes them) with `ACL`,
+    /// `createdAt`, `objectId` and `updatedAt` merged in, so the bytes are the ones `wireObject` +
+    /// `JSON.serialized` give.
     /// `fileURLPrefix` is `ServerConfig.fileURLJSONPrefix()`, made here at the first plain File when nil
     /// (callers keep it across rows).
-    /// - Returns: false when the row's fields are not a JSON object.
-    func writeStoredRow(_ row: StoredRowView, into out: inout [UInt8], fileURLPrefix: inout [UInt8]?) -> Bool {
+    /// - Returns: false when the row's fields are not a JSON object (nothing of it is left in `out`).
+    func writeStoredRow(_ row: StoredRowView, plainFiles: Bool, into out: inout ByteWriter, fileURLPrefix: inout [UInt8]?) -> Bool {
         let start = out.count
-        // A File stored as `{"__type":"File","name":…}` is written with its URL as it is, unless the
-        // extension's `render` may change the class's objects.
-        let plainFiles = !(installed?.renders(className: row.className) ?? false)
         // Other values holding a File, decoded and rendered together before writing (only when the row
         // has any and `render` may change them; otherwise each is decoded where it is written, below).
         var decoded: [String: JSON] = [:]
@@ -115,10 +115,10 @@ extension ObjectService {
             if plainFiles, let name = StoredRowView.storedFileName(value) {
                 if out.count != start + 1 { out.append(UInt8(ascii: ",")) }
                 out.append(UInt8(ascii: "\""))
-                out.append(contentsOf: key)
-                Self.append(#"":{"__type":"File","name":""#, to: &out)
-                out.append(contentsOf: name)
-                Self.append(#"","url":"#, to: &out)
+                out.append(key)
+                out.append(#"":{"__type":"File","name":""#)
+                out.append(name)
+                out.append(#"","url":"#)
                 if fileURLPrefix == nil { fileURLPrefix = coding.config.fileURLJSONPrefix() }
                 ServerConfig.writeFileURL(name: name, prefix: fileURLPrefix!, into: &out)
                 out.append(UInt8(ascii: "}"))
@@ -127,40 +127,42 @@ extension ObjectService {
             if plainFiles, value.first == UInt8(ascii: "{") || value.first == UInt8(ascii: "["), Self.contains(value, #""File""#),
                let v = try? JSON.parse(value) {
                 // Holds a File not stored plain (nested, or with more keys): its URL needs the decoded value.
-                if out.count != start + 1 { out.append(UInt8(ascii: ",")) }
-                JSON.writeString(Self.keyString(key), into: &out)
-                out.append(UInt8(ascii: ":"))
-                coding.toWire(v).write(into: &out)
+                Self.writeMember(Self.keyString(key), coding.toWire(v), into: &out, first: out.count == start + 1)
                 return
             }
             if !decoded.isEmpty, value.first == UInt8(ascii: "{") || value.first == UInt8(ascii: "["), Self.contains(value, #""File""#) {
                 guard let v = decoded.removeValue(forKey: Self.keyString(key)) else { return }  // render removed it
-                if out.count != start + 1 { out.append(UInt8(ascii: ",")) }
-                JSON.writeString(Self.keyString(key), into: &out)
-                out.append(UInt8(ascii: ":"))
-                v.write(into: &out)
+                Self.writeMember(Self.keyString(key), v, into: &out, first: out.count == start + 1)
                 return
             }
             if out.count != start + 1 { out.append(UInt8(ascii: ",")) }
             out.append(UInt8(ascii: "\""))
-            out.append(contentsOf: key)
-            Self.append("\":", to: &out)
-            out.append(contentsOf: value)
+            out.append(key)
+            out.append("\":")
+            out.append(value)
         }
         guard whole else {
-            out.removeSubrange(start...)
+            out.removeSuffix(from: start)
             return false
         }
         Self.writeSystemFields(of: row, upTo: nil, next: &nextSystem, into: &out, start: start)
         // Fields the extension's `render` added (none on the wall), after the stored ones.
         for (k, v) in decoded.sorted(by: { $0.key < $1.key }) {
-            out.append(UInt8(ascii: ","))
-            JSON.writeString(k, into: &out)
-            out.append(UInt8(ascii: ":"))
-            v.write(into: &out)
+            Self.writeMember(k, v, into: &out, first: false)
         }
         out.append(UInt8(ascii: "}"))
         return true
+    }
+
+    /// A member whose key and value are decoded (the rarer values holding a File), as `JSON.serialized`
+    /// writes it, after a comma unless `first`.
+    static func writeMember(_ key: String, _ value: JSON, into out: inout ByteWriter, first: Bool) {
+        var text: [UInt8] = []
+        if !first { text.append(UInt8(ascii: ",")) }
+        JSON.writeString(key, into: &text)
+        text.append(UInt8(ascii: ":"))
+        value.write(into: &text)
+        out.append(text)
     }
 
     /// System field `i` of `ACL`, `createdAt`, `objectId`, `updatedAt` (sorted, as `JSON.serialized`
@@ -189,7 +191,7 @@ extension ObjectService {
     /// (A static function with its state passed in, not a nested one capturing it: the captures cost a
     /// dynamic exclusivity check per stored key.)
     static func writeSystemFields(of row: StoredRowView, upTo key: UnsafeBufferPointer<UInt8>?, next: inout Int,
-                                  into out: inout [UInt8], start: Int) {
+                                  into out: inout ByteWriter, start: Int) {
         while next < 4 {
             if let key, !less(systemField(next), key) { return }
             next += 1
@@ -197,7 +199,7 @@ extension ObjectService {
             case 1:
                 guard let acl = row.aclText else { continue }
                 writeMember("ACL", into: &out, first: out.count == start + 1)
-                out.append(contentsOf: acl)
+                out.append(acl)
             case 2: writeMember("createdAt", into: &out, first: out.count == start + 1)
                 row.createdAt.writeJSONString(into: &out)
             case 3: writeMember("objectId", into: &out, first: out.count == start + 1)
@@ -208,17 +210,11 @@ extension ObjectService {
         }
     }
 
-    static func writeMember(_ name: StaticString, into out: inout [UInt8], first: Bool) {
+    static func writeMember(_ name: StaticString, into out: inout ByteWriter, first: Bool) {
         if !first { out.append(UInt8(ascii: ",")) }
         out.append(UInt8(ascii: "\""))
-        append(name, to: &out)
-        append("\":", to: &out)
-    }
-
-    /// Appends a literal's bytes (as one buffer: appending a `String`'s `UTF8View` goes through the
-    /// generic sequence path, a few per cent of a 100-object query).
-    static func append(_ text: StaticString, to out: inout [UInt8]) {
-        out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        out.append(name)
+        out.append("\":")
     }
 
     /// A stored key's text (its bytes between the quotes, escapes decoded).

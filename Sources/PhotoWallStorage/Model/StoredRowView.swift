@@ -40,7 +40,7 @@ extension StoredRowView {
         guard value.count >= n + 2, value[value.count - 2] == UInt8(ascii: "\""), value[value.count - 1] == UInt8(ascii: "}") else { return nil }
         for i in 0..<n where value[i] != prefix.utf8Start[i] { return nil }
         let name = UnsafeBufferPointer(rebasing: value[n..<(value.count - 2)])
-        guard !name.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return nil }
+        guard !JSON.containsQuoteOrBackslash(name) else { return nil }
         return name
     }
 
