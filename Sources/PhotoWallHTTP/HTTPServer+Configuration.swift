@@ -62,6 +62,9 @@ extension HTTPServer {
         /// Called once per finished request, after its access line: on an event thread, or on the thread
         /// calling `shutdown` for requests cut off by it. Must not block. For metrics and tests.
         public var onRequestCompleted: (@Sendable (AccessLogEntry) -> Void)? = nil
+        /// Tests only: called on the worker after it handed a result over and before it resumes the
+        /// connection (the window shutdown must wait out; see `Engine.complete`).
+        var beforeResumeForTesting: (@Sendable () -> Void)? = nil
         /// The one place errors become responses: what handlers and `open` throw, `.refuse` plans, and the
         /// engine's own refusals (`HTTPError`: 400 ambiguous framing, 404 no route, 413 body too large,
         /// 500). Runs on a worker or an event thread; must not block. The default renders `HTTPError` as

@@ -85,6 +85,39 @@ struct ShutdownTests {
         #expect(log.all.count == 1)
     }
 
+    /// A worker resumes its connection after handing the response over, outside the request's lock.
+    /// Shutdown then no longer finds the connection suspended, so it must wait for that resume before
+    /// stopping the daemon: stopping with the connection still suspended aborts the process
+    /// (libmicrohttpd 0.9.75), and a resume after the stop would touch freed memory.
+    @Test func shutdownWaitsForAResumeInProgress() throws {
+        let inWindow = Box(false)
+        let release = Box(false)
+        var router = Router()
+        router.add("GET", "/x") { _ in .buffered(maxBodyBytes: 0) { _ in .text("done", status: 200) } }
+        var configuration = HTTPServer.Configuration(logger: Logger(label: "t", level: .error))
+        configuration.beforeResumeForTesting = {
+            inWindow.update { $0 = true }
+            _ = eventually(timeoutSeconds: 10) { release.value }
+        }
+        let server = HTTPServer(configuration: configuration, router: router)
+        let port = try server.start()
+        let client = TestThread { _ = try? TestHTTPClient(port: port).request("GET", "/x") }
+        #expect(eventually { inWindow.value })
+
+        let stopped = Box(false)
+        let stopper = TestThread {
+            server.shutdown(gracePeriodSeconds: 0)
+            stopped.update { $0 = true }
+        }
+        usleep(300_000)
+        #expect(!stopped.value)  // waiting for the resume, not stopping the daemon under it
+        release.update { $0 = true }
+        #expect(stopper.join())
+        #expect(stopped.value)
+        #expect(client.join())
+        #expect(isConnectionRefused(port: port))
+    }
+
     /// Idle keep-alive connections do not hold up shutdown.
     @Test func idleConnectionsDoNotDelayShutdown() throws {
         var router = Router()

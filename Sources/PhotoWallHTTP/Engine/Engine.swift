@@ -1,4 +1,7 @@
 internal import CMicroHTTPD
+#if canImport(Glibc)
+import Glibc
+#endif
 import PhotoWallCore
 import Synchronization
 
@@ -22,6 +25,9 @@ final class Engine: Sendable {
     private let registry = Mutex([ObjectIdentifier: RequestContext]())
     /// Set when shutdown gives up waiting: no further handler may be dispatched.
     private let stopping = Atomic<Bool>(false)
+    /// Workers between handing a result over (`complete`, under the request's lock) and the end of their
+    /// `MHD_resume_connection` call (outside it). Shutdown waits for none before `MHD_stop_daemon`.
+    private let resumesInFlight = Atomic<Int>(0)
 
     init(routes: Routes, configuration: HTTPServer.Configuration) {
         self.routes = routes
@@ -290,14 +296,26 @@ final class Engine: Sendable {
 
     /// Worker thread: hands the result to the event thread and resumes the connection, unless the
     /// request was abandoned or finished meanwhile (then the result is released here).
+    ///
+    /// The resume runs after the lock is released: its wake-up runs the event thread, whose first step
+    /// (`queueHandlerResponse`) takes this lock, and under the lock it waited for the resume to return.
+    /// The connection stays suspended until the resume, so nothing else touches it meanwhile; shutdown,
+    /// which no longer finds it `.suspended`, waits for `resumesInFlight` before stopping the daemon.
     private func complete(_ context: RequestContext, with result: Handoff) {
-        let handedOver = context.handoff.withLock { state -> Bool in
-            guard case .suspended(let connectionBits) = state else { return false }
+        let connectionBits = context.handoff.withLock { state -> UInt? in
+            guard case .suspended(let connectionBits) = state else { return nil }
             state = result
-            MHD_resume_connection(OpaquePointer(bitPattern: connectionBits))
-            return true
+            // Counted while the lock is held: shutdown's sweep, which takes it after setting `stopping`,
+            // either finds `.suspended` (and resumes it itself) or sees this count.
+            resumesInFlight.add(1, ordering: .sequentiallyConsistent)
+            return connectionBits
         }
-        guard !handedOver else { return }
+        if let connectionBits {
+            configuration.beforeResumeForTesting?()
+            MHD_resume_connection(OpaquePointer(bitPattern: connectionBits))
+            resumesInFlight.subtract(1, ordering: .sequentiallyConsistent)
+            return
+        }
         switch result {
         case .ready(let prepared): prepared.destroy()
         case .opened(.success(.stream(let body))): body.sink.abort()
@@ -368,8 +386,9 @@ final class Engine: Sendable {
     // MARK: - Shutdown
 
     /// Stops dispatching handlers and resumes every suspended connection so `MHD_stop_daemon` can close
-    /// it (0.9.75 panics when stopped with connections still suspended). Handlers still running finish
-    /// on their worker; their responses are dropped.
+    /// it (0.9.75 panics when stopped with connections still suspended), then waits for the resumes
+    /// workers are making (`complete`). Handlers still running finish on their worker; their responses
+    /// are dropped.
     /// - Returns: how many running handlers were abandoned.
     func abandonRunningHandlers() -> Int {
         stopping.store(true, ordering: .sequentiallyConsistent)
@@ -384,6 +403,9 @@ final class Engine: Sendable {
                 }
             }
         }
+        // Resumes that workers began before the sweep (their requests were no longer `.suspended`) end
+        // before the daemon stops: resuming a connection of a stopped daemon would touch freed memory.
+        while resumesInFlight.load(ordering: .sequentiallyConsistent) > 0 { sched_yield() }
         return abandoned
     }
 
