@@ -127,4 +127,23 @@ struct ResizeTests {
             #expect(plan.starts[o] >= 0 && plan.starts[o] + plan.counts[o] <= sizes.0)
         }
     }
+
+    /// A cached plan is the plan for its own sizes (the key tells a partial DCT edge's extent from a whole
+    /// one), and the cache stays within its limit.
+    @Test("FilterPlan.cached gives the plan made for the same sizes")
+    func cachedFilterPlan() {
+        for (inPixels, inExtent, outPixels) in [(1200, 1200.0, 256), (1200, 1199.5, 256), (1201, 1201.0, 256), (1200, 1200.0, 255), (7, 7.0, 3)] {
+            for _ in 0..<2 {
+                let cached = FilterPlan.cached(inPixels: inPixels, inExtent: inExtent, outPixels: outPixels)
+                let fresh = FilterPlan(inPixels: inPixels, inExtent: inExtent, outPixels: outPixels)
+                #expect(cached.inPixels == inPixels && cached.outPixels == outPixels)
+                #expect(cached.starts == fresh.starts && cached.counts == fresh.counts && cached.weights == fresh.weights)
+                #expect(cached.isIdentity == fresh.isIdentity && cached.maxTaps == fresh.maxTaps)
+            }
+        }
+        for n in 1...(FilterPlan.cacheLimit * 2 + 3) {
+            #expect(FilterPlan.cached(inPixels: 100 + n, inExtent: Double(100 + n), outPixels: 10).inPixels == 100 + n)
+        }
+        #expect(FilterPlan.cacheCount <= FilterPlan.cacheLimit)
+    }
 }

@@ -60,8 +60,8 @@ final class ResizeStream {
         boxY = copyOnly ? 1 : max(1, Int((extentY / (gap * Double(outHeight))).rounded(.down)))
         boxWidth = (inWidth + boxX - 1) / boxX
         boxHeight = (inHeight + boxY - 1) / boxY
-        vertical = FilterPlan(inPixels: boxHeight, inExtent: extentY / Double(boxY), outPixels: outHeight)
-        horizontal = FilterPlan(inPixels: boxWidth, inExtent: extentX / Double(boxX), outPixels: outWidth)
+        vertical = FilterPlan.cached(inPixels: boxHeight, inExtent: extentY / Double(boxY), outPixels: outHeight)
+        horizontal = FilterPlan.cached(inPixels: boxWidth, inExtent: extentX / Double(boxX), outPixels: outWidth)
         let boxRow = boxWidth * channels
         premultiplyRow = .allocate(capacity: hasAlpha && !copyOnly ? inWidth * channels : 1)
         boxSums = .allocate(capacity: boxX > 1 || boxY > 1 ? boxRow : 1)
