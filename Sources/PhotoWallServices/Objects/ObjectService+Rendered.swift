@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import PhotoWallCore
 import PhotoWallStorage
 
@@ -236,17 +239,17 @@ extension ObjectService {
         return a.utf8CodeUnitCount < b.count
     }
 
-    /// Whether `needle` occurs in `haystack`.
+    /// Whether `needle` occurs in `haystack`: each candidate's first byte found with `memchr` (vectorised)
+    /// instead of a byte loop.
     static func contains(_ haystack: UnsafeBufferPointer<UInt8>, _ needle: StaticString) -> Bool {
         let n = needle.utf8CodeUnitCount, p = needle.utf8Start
-        guard n > 0, haystack.count >= n else { return false }
+        guard n > 0, haystack.count >= n, let base = haystack.baseAddress else { return false }
         var i = 0
-        while i <= haystack.count - n {
-            if haystack[i] == p[0] {
-                var k = 1
-                while k < n, haystack[i + k] == p[k] { k += 1 }
-                if k == n { return true }
-            }
+        let last = haystack.count - n
+        while i <= last {
+            guard let hit = memchr(base + i, Int32(p[0]), last - i + 1) else { return false }
+            i = UnsafePointer(hit.assumingMemoryBound(to: UInt8.self)) - base
+            if memcmp(base + i, p, n) == 0 { return true }
             i += 1
         }
         return false
