@@ -200,6 +200,59 @@ struct StreamedOpenTests {
     }
 }
 
+@Suite("Sink abort off the event thread")
+struct SinkAbortTests {
+    /// A client that disconnects mid-body gets its sink aborted, and an abort may block (a tus sink
+    /// syncs and commits what arrived, after waiting for the PATCH before it). It runs on a worker: with
+    /// ONE event thread, while an abort is blocked, another connection's request is answered. (On an
+    /// engine that aborted on the event thread, `/ping` would wait behind it and time out.)
+    @Test func aBlockedAbortDoesNotHoldUpOtherConnections() throws {
+        let abortEntered = DispatchSemaphore(value: 0)
+        let releaseAbort = DispatchSemaphore(value: 0)
+        let sink = BlockingAbortSink(entered: abortEntered, release: releaseAbort)
+        let order = Box<[String]>([])
+        var router = Router()
+        router.add("PUT", "/upload") { _ in
+            .streamed(maxBodyBytes: 1 << 20, open: { _ in .sink(sink) }, handler: { _, _ in .text("whole", status: 200) })
+        }
+        router.add("GET", "/ping") { _ in .immediate(.text("pong", status: 200)) }
+        try withServer(router, configure: { $0.eventThreads = 1 }) { _, port, _ in
+            let client = try TestHTTPClient(port: port)
+            try client.sendHead("PUT", "/upload", headers: [("Content-Length", "100000")])
+            try client.send(Array(repeating: UInt8(7), count: 1000))
+            #expect(eventually { sink.written.value == 1000 })
+            client.close()  // mid-body: the engine aborts the sink
+            #expect(abortEntered.wait(timeout: .now() + 5) == .success)
+            let ping = try TestHTTPClient(port: port, timeoutSeconds: 3).request("GET", "/ping")
+            order.update { $0.append("ping answered") }
+            releaseAbort.signal()
+            #expect(ping.status == 200)
+            #expect(ping.text == "pong")
+            #expect(eventually { sink.aborted.value })
+            #expect(order.value == ["ping answered"])
+        }
+    }
+}
+
+/// A sink whose `abort` signals `entered` and then blocks until `release` (10 s at most, so a broken
+/// engine fails the test instead of hanging it).
+final class BlockingAbortSink: RequestBodySink {
+    let written = Box(0)
+    let aborted = Box(false)
+    private let entered: DispatchSemaphore
+    private let release: DispatchSemaphore
+    init(entered: DispatchSemaphore, release: DispatchSemaphore) { self.entered = entered; self.release = release }
+    func write(_ piece: UnsafeRawBufferPointer) throws {
+        let n = piece.count
+        written.update { $0 += n }
+    }
+    func abort() {
+        entered.signal()
+        _ = release.wait(timeout: .now() + 10)
+        aborted.update { $0 = true }
+    }
+}
+
 /// Counts the body bytes it receives.
 final class CountingSink: RequestBodySink {
     private let bytes = Box(0)

@@ -153,7 +153,7 @@ final class Engine: Sendable {
             context.sink = body.sink
             if let length = head.contentLength, length > body.maxBodyBytes {
                 context.sinkAborted = true
-                body.sink.abort()
+                abortOffEventThread(body.sink)
                 return queueNow(context, render(HTTPError.payloadTooLarge, head), connection: connection)
             }
             context.phase = .streaming(body)
@@ -245,7 +245,7 @@ final class Engine: Sendable {
                       ["request.id": context.head.requestID, "limit.bytes": "\(maxBodyBytes)"])
         if let sink = context.sink, !context.sinkAborted {
             context.sinkAborted = true
-            sink.abort()
+            abortOffEventThread(sink)
         }
         context.body = []
         context.discardingSince = context.bodyBytes
@@ -318,7 +318,7 @@ final class Engine: Sendable {
         }
         switch result {
         case .ready(let prepared): prepared.destroy()
-        case .opened(.success(.stream(let body))): body.sink.abort()
+        case .opened(.success(.stream(let body))): body.sink.abort()  // already on the worker
         default: break
         }
     }
@@ -371,16 +371,27 @@ final class Engine: Sendable {
         }
         switch leftover {
         case .ready(let prepared): prepared.destroy()
-        case .opened(.success(.stream(let body))): body.sink.abort()
+        case .opened(.success(.stream(let body))): abortOffEventThread(body.sink)
         default: break
         }
         if let box = context.upgradeBox, box.claim() { box.route.onAbandoned() }
         if let sink = context.sink, !context.handlerStarted, !context.sinkAborted {
             context.sinkAborted = true
-            sink.abort()
+            abortOffEventThread(sink)
         }
         registry.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(context)) }
         writeAccessLog(context, termination: RequestTermination(code))
+    }
+
+    /// Runs `sink.abort()` on a worker: an abort may sync and commit what arrived (a tus `PATCH` keeps
+    /// it, after waiting for the `PATCH` before it), and on the event thread that would stall every
+    /// connection the thread serves. After shutdown has stopped the pool (the completions that
+    /// `MHD_stop_daemon` reports run on the thread stopping it), it runs on the calling thread.
+    private func abortOffEventThread(_ sink: any RequestBodySink) {
+        guard workers.trySubmit({ sink.abort() }) else {
+            sink.abort()
+            return
+        }
     }
 
     // MARK: - Shutdown
