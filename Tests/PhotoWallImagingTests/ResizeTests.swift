@@ -129,7 +129,7 @@ struct ResizeTests {
     }
 
     /// A cached plan is the plan for its own sizes (the key tells a partial DCT edge's extent from a whole
-    /// one), and the cache stays within its limit.
+    /// one), and the cache stays within its count and byte limits.
     @Test("FilterPlan.cached gives the plan made for the same sizes")
     func cachedFilterPlan() {
         for (inPixels, inExtent, outPixels) in [(1200, 1200.0, 256), (1200, 1199.5, 256), (1201, 1201.0, 256), (1200, 1200.0, 255), (7, 7.0, 3)] {
@@ -144,6 +144,12 @@ struct ResizeTests {
         for n in 1...(FilterPlan.cacheLimit * 2 + 3) {
             #expect(FilterPlan.cached(inPixels: 100 + n, inExtent: Double(100 + n), outPixels: 10).inPixels == 100 + n)
         }
-        #expect(FilterPlan.cacheCount <= FilterPlan.cacheLimit)
+        #expect(FilterPlan.cacheUse.count <= FilterPlan.cacheLimit)
+        // Large plans (a 16,000-pixel axis to 4,000) fill the byte limit before the count limit.
+        for n in 0..<20 {
+            let plan = FilterPlan.cached(inPixels: 16_000 + n, inExtent: Double(16_000 + n), outPixels: 4_000)
+            #expect(plan.inPixels == 16_000 + n)
+            #expect(FilterPlan.cacheUse.bytes <= FilterPlan.cacheByteLimit)
+        }
     }
 }

@@ -73,21 +73,30 @@ struct FilterPlan {
 
     /// The plan for these sizes, made once and then shared: photos from one camera or phone come in a
     /// few sizes, and a plan's weights cost two `sin` calls per tap (about 5,000 for a 1200-pixel axis).
-    /// Up to `cacheLimit` plans are kept; the cache is emptied when it is full.
+    /// The cache holds at most `cacheLimit` plans and `cacheByteLimit` bytes of them (a phone photo's
+    /// four plans, display and thumbnail, are about 200 KiB); it is emptied when the next would not fit.
     static func cached(inPixels: Int, inExtent: Double, outPixels: Int) -> FilterPlan {
         let key = CacheKey(inPixels: inPixels, inExtentBits: inExtent.bitPattern, outPixels: outPixels)
-        if let plan = cache.withLock({ $0[key] }) { return plan }
+        if let plan = cache.withLock({ $0.plans[key] }) { return plan }
         let plan = FilterPlan(inPixels: inPixels, inExtent: inExtent, outPixels: outPixels)
-        cache.withLock { plans in
-            if plans.count >= cacheLimit { plans.removeAll(keepingCapacity: true) }
-            plans[key] = plan
+        let bytes = plan.byteCount
+        guard bytes <= cacheByteLimit else { return plan }
+        cache.withLock { c in
+            if c.plans.count >= cacheLimit || c.bytes + bytes > cacheByteLimit { c = PlanCache() }
+            if c.plans.updateValue(plan, forKey: key) == nil { c.bytes += bytes }
         }
         return plan
     }
 
     static let cacheLimit = 64
-    /// Plans in the cache now.
-    static var cacheCount: Int { cache.withLock { $0.count } }
+    static let cacheByteLimit = 2 << 20
+    /// Plans in the cache now, and their bytes.
+    static var cacheUse: (count: Int, bytes: Int) { cache.withLock { ($0.plans.count, $0.bytes) } }
+
+    /// The memory the plan's arrays hold.
+    var byteCount: Int {
+        weights.count * MemoryLayout<Float>.stride + (starts.count + counts.count) * MemoryLayout<Int>.stride
+    }
 
     struct CacheKey: Hashable {
         var inPixels: Int
@@ -95,7 +104,12 @@ struct FilterPlan {
         var outPixels: Int
     }
 
-    private static let cache = Mutex<[CacheKey: FilterPlan]>([:])
+    struct PlanCache {
+        var plans: [CacheKey: FilterPlan] = [:]
+        var bytes = 0
+    }
+
+    private static let cache = Mutex(PlanCache())
 
     static func lanczos3(_ x: Double) -> Double {
         let ax = abs(x)
