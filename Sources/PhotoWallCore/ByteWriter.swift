@@ -34,7 +34,7 @@ public struct ByteWriter: ~Copyable {
     mutating func grow(to needed: Int) {
         let newCapacity = max(needed, capacity * 2)
         let newBase = UnsafeMutablePointer<UInt8>.allocate(capacity: newCapacity)
-        newBase.update(from: base, count: count)
+        newBase.initialize(from: base, count: count)
         base.deallocate()
         base = newBase
         capacity = newCapacity
@@ -57,7 +57,7 @@ public struct ByteWriter: ~Copyable {
         if n <= 16 {
             for i in 0..<n { p[i] = bytes[i] }
         } else {
-            p.update(from: bytes.baseAddress!, count: n)
+            p.initialize(from: bytes.baseAddress!, count: n)
         }
         written += n
     }
