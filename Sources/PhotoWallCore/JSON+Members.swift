@@ -42,7 +42,8 @@ extension JSON {
             // Eight bytes at a time: the lowest byte of the word that is a quote or a backslash is found
             // from the word's match mask, so a string ends without a byte loop over its last word.
             if i + 8 <= t.count {
-                let word = UnsafeRawPointer(t.baseAddress! + i).loadUnaligned(as: UInt64.self)
+                // Read as little-endian, so the word's first byte is its lowest on any machine.
+                let word = UInt64(littleEndian: UnsafeRawPointer(t.baseAddress! + i).loadUnaligned(as: UInt64.self))
                 let found = matchMask(word, UInt8(ascii: "\"")) | matchMask(word, UInt8(ascii: "\\"))
                 if found == 0 { i += 8; continue }
                 i += found.trailingZeroBitCount / 8
@@ -71,7 +72,7 @@ extension JSON {
         return false
     }
 
-    /// The bytes of `word` (little-endian: the first byte lowest) equal to `byte`, each marked by its top
+    /// The bytes of `word` (read little-endian: the first byte lowest) equal to `byte`, each marked by its top
     /// bit (the classic has-a-zero-byte test on `word ^ byte…`). A byte above a match may be marked
     /// falsely (a borrow), never one below it: the lowest mark is exact, and the mask is zero only when
     /// no byte matches.
