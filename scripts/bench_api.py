@@ -43,6 +43,7 @@ READS = os.environ.get("BENCH_API_READS", "1") != "0"
 QUERY_BASELINE_RPS = 1236
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_common  # noqa: E402
 from bench_common import rss_sampler, start_nginx, stop, start_photowall as _start  # noqa: E402
 
 
@@ -228,6 +229,8 @@ def report(rows):
     (a row is (name, unit, PhotoWall, nginx, ratio) or that plus (goal text, met or None))."""
     print(f"\nAPI benchmark — loopback, wrk -t2 -c64 -d{DURATION}s, median of {ROUNDS} rounds taken in turn; "
           "client and servers share the machine's cores. PhotoWall access log off (--log-level warning), as nginx's.")
+    if BASELINE:
+        print(bench_common.baseline_note(BIN, BASELINE))
     print(f"{'case':<64} {'unit':>6} {'PhotoWall':>11} {'nginx':>11} {'ratio':>7}  goal")
     for row in rows:
         name, unit, a, b, r = row[:5]

@@ -26,6 +26,28 @@ def start_photowall(binary, data, app, master, extra=()):
     raise SystemExit("photowall did not start")
 
 
+def link_mode(binary):
+    """'static' when the binary carries the Swift runtime (`make release`), 'dynamic' when it loads
+    libswiftCore.so (`swift build -c release`), None when it can't be told (no readelf)."""
+    try:
+        out = subprocess.run(["readelf", "-d", binary], capture_output=True, text=True).stdout
+    except OSError:
+        return None
+    return "dynamic" if "libswiftCore" in out else "static"
+
+
+def baseline_note(binary, baseline):
+    """A line for a table's header naming each build's link mode, with a warning when they differ: the
+    statically linked runtime calls retain/release without the PLT, so a dynamic build measures a few
+    to ~20% slower than the same code built with `make release`, which a ÷ baseline ratio would
+    report as the change's."""
+    ours, theirs = link_mode(binary), link_mode(baseline)
+    line = f"Builds: PhotoWall {ours or '?'}, baseline {theirs or '?'} linked."
+    if ours and theirs and ours != theirs:
+        line += " WARNING: the link modes differ, so PhotoWall ÷ baseline also measures the linking; build both with `make release`."
+    return line
+
+
 def stop(p, timeout=30):
     """Closes the server's stdin (it stops gracefully) and waits."""
     p.stdin.close()

@@ -36,7 +36,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import api  # noqa: E402
+from bench_common import api, baseline_note  # noqa: E402
 
 BIN = sys.argv[1] if len(sys.argv) > 1 else ".build/release/photowall"
 IMAGES = int(os.environ.get("BENCH_FEED_IMAGES", "1000000"))
@@ -273,6 +273,8 @@ def main():
           "GET = one of the viewer's feed images by id with the viewer's session (wrk -c8). "
           "PostgreSQL 15 is the throw-away one of scripts/pg.sh (loopback, fsync off)."
           + (f" Baseline = {BASELINE} on the same data, in the same rounds." if BASELINE else ""))
+    if BASELINE:
+        print(baseline_note(BIN, BASELINE))
     print(f"{'database':>10} {'seeded s':>8} {'friends':>8} {'p50 ms':>8} {'p99 ms':>8} {'req/s':>8} {'raw p50':>8} {'raw p99':>8} "
           f"{'p50 ratio':>9} {'p99 ratio':>9} {'cpu/page':>8} {'raw cpu':>8} {'cpu ratio':>9} {'GET req/s':>9} {'GET p99':>8}"
           + (f" {'base p50':>8} {'base p99':>8} {'base cpu':>8}" if BASELINE else ""))

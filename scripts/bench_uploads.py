@@ -188,6 +188,8 @@ def report(rows):
     """The table: each case beside nginx's PUT from the same run, and its goal."""
     print(f"\nUpload benchmark — loopback, median of {ROUNDS} rounds taken in turn; client, servers and disk shared. "
           "PhotoWall fsyncs every chunk before acknowledging it (tus offset = durable bytes); nginx's PUT does not fsync.")
+    if BASELINE:
+        print(bench_common.baseline_note(BIN, BASELINE))
     print(f"{'case':<64} {'unit':>6} {'PhotoWall':>11} {'nginx':>11} {'ratio':>7} {'goal':>7}")
     for name, unit, a, b, r, goal in rows:
         bs = "—" if b != b else f"{b:11.1f}"
