@@ -89,13 +89,6 @@ public struct ByteWriter: ~Copyable {
         written = index
     }
 
-    /// The byte at `index` (< `count`).
-    @inlinable
-    public func byte(at index: Int) -> UInt8 {
-        precondition(index >= 0 && index < count)
-        return base[index]
-    }
-
     /// The written bytes as an array (one copy).
     public var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
 }

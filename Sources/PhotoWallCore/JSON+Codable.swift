@@ -112,7 +112,7 @@ extension JSON {
 
     /// `writeString(utf8:into:)` for a `ByteWriter`: bytes that need no escape are copied as they are.
     public static func writeString(utf8 u: UnsafeBufferPointer<UInt8>, into out: inout ByteWriter) {
-        guard u.contains(where: { $0 == 0x22 || $0 == 0x5C || $0 < 0x20 }) else {
+        guard u.contains(where: needsEscape) else {
             out.append(UInt8(ascii: "\""))
             out.append(u)
             out.append(UInt8(ascii: "\""))
@@ -123,13 +123,17 @@ extension JSON {
         out.append(escaped)
     }
 
+    /// Whether a JSON string must escape this byte: `"`, `\\` and the control bytes (RFC 8259 §7).
+    @inline(__always)
+    static func needsEscape(_ b: UInt8) -> Bool { b == 0x22 || b == 0x5C || b < 0x20 }
+
     /// Writes the UTF-8 bytes `u` as the inside of a JSON string (`writeString` without the quotes).
     public static func writeEscaped(utf8 u: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
         do {
             var runStart = 0
             for i in 0..<u.count {
                 let b = u[i]
-                guard b == 0x22 || b == 0x5C || b < 0x20 else { continue }
+                guard needsEscape(b) else { continue }
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: u[runStart..<i]))
                 runStart = i + 1
                 switch b {

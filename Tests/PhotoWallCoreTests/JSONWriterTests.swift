@@ -49,7 +49,6 @@ import Testing
         expected += [9, 8, 7]
         #expect(w.count == expected.count)
         #expect(w.bytes == expected)
-        #expect(w.byte(at: 3) == expected[3])
 
         w.write(upTo: 10) { p in p[0] = 1; p[1] = 2; return 2 }
         expected += [1, 2]

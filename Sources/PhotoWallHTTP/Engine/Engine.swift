@@ -153,7 +153,8 @@ final class Engine: Sendable {
             context.sink = body.sink
             if let length = head.contentLength, length > body.maxBodyBytes {
                 context.sinkAborted = true
-                abortOffEventThread(body.sink)
+                // Here, while the client waits for this request's answer: see `bodyOverLimit`.
+                body.sink.abort()
                 return queueNow(context, render(HTTPError.payloadTooLarge, head), connection: connection)
             }
             context.phase = .streaming(body)
@@ -245,7 +246,9 @@ final class Engine: Sendable {
                       ["request.id": context.head.requestID, "limit.bytes": "\(maxBodyBytes)"])
         if let sink = context.sink, !context.sinkAborted {
             context.sinkAborted = true
-            abortOffEventThread(sink)
+            // Before the 413 goes out, on this thread: a client that reads it may act at once (retry,
+            // ask the offset), and must find what the abort keeps or removes already done.
+            sink.abort()
         }
         context.body = []
         context.discardingSince = context.bodyBytes
@@ -383,10 +386,12 @@ final class Engine: Sendable {
         writeAccessLog(context, termination: RequestTermination(code))
     }
 
-    /// Runs `sink.abort()` on a worker: an abort may sync and commit what arrived (a tus `PATCH` keeps
-    /// it, after waiting for the `PATCH` before it), and on the event thread that would stall every
-    /// connection the thread serves. After shutdown has stopped the pool (the completions that
-    /// `MHD_stop_daemon` reports run on the thread stopping it), it runs on the calling thread.
+    /// Runs `sink.abort()` on a worker, for a request whose client is gone (nobody waits for an answer
+    /// that the abort must precede): an abort may sync and commit what arrived (a tus `PATCH` keeps it,
+    /// after waiting for the `PATCH` before it), and on the event thread that would stall every
+    /// connection the thread serves. A body over its limit is aborted before its 413 instead. After
+    /// shutdown has stopped the pool (the completions that `MHD_stop_daemon` reports run on the thread
+    /// stopping it), it runs on the calling thread.
     private func abortOffEventThread(_ sink: any RequestBodySink) {
         guard workers.trySubmit({ sink.abort() }) else {
             sink.abort()

@@ -336,7 +336,9 @@ public final class FileService: Sendable {
 ///
 /// `@unchecked Sendable`: an upload is used by one request at a time — the engine thread writes the
 /// body, then (after the body is complete, ordered by the engine's suspend/resume) one worker
-/// thread finishes it, or (after the last write, queued by the engine's completion) one aborts it. It is never touched concurrently (`digests` is thread-safe itself).
+/// thread finishes it, or, after the last write, one thread aborts it (a worker after a disconnect,
+/// the engine thread for a body over its limit). It is never touched concurrently (`digests` is
+/// thread-safe itself).
 public final class FileUpload: @unchecked Sendable {
     public let name: String
     /// The client's name, as sent.

@@ -6,8 +6,9 @@ import Synchronization
 
 /// One PATCH in progress: the body streams into the part (engine thread), then `finish` (worker
 /// thread) verifies the checksum, makes the bytes durable and moves the offset; or `abort`
-/// (connection cut; also on a worker, queued by the engine after the last write) keeps what arrived. It holds the upload's lease (`token`) from start to end;
-/// its commit is conditional on still holding it.
+/// (connection cut: on a worker, queued by the engine after the last write; a body over its limit:
+/// on the engine thread before the 413) keeps what arrived. It holds the upload's lease (`token`)
+/// from start to end; its commit is conditional on still holding it.
 ///
 /// A PATCH whose connection went quiet can be *preempted* by the next PATCH for the same upload
 /// (`preemptIfStalled`), as tusd does: a tus client only sends a new PATCH after giving up on the
