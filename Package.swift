@@ -74,7 +74,7 @@ let package = Package(
         .testTarget(name: "PhotoWallMockFacebookTests", dependencies: ["PhotoWallMockFacebook", "PhotoWallTesting", "PhotoWallCore"], swiftSettings: strict),
         .testTarget(name: "PhotoWallPostgresTests", dependencies: ["PhotoWallPostgres", "PhotoWallSQLite", "PhotoWallStorage", "PhotoWallCore", "PhotoWallTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoWallS3Tests", dependencies: ["PhotoWallS3", "PhotoWallStorage", "PhotoWallCore", "PhotoWallTesting"], swiftSettings: strict),
-        .testTarget(name: "PhotoWallServicesTests", dependencies: ["PhotoWallServices", "PhotoWallStorage", "PhotoWallCrypto", "PhotoWallCore", "PhotoWallTesting"], swiftSettings: strict),
+        .testTarget(name: "PhotoWallServicesTests", dependencies: ["PhotoWallServices", "PhotoWallSQLite", "PhotoWallStorage", "PhotoWallCrypto", "PhotoWallCore", "PhotoWallTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoWallWallTests", dependencies: ["PhotoWallWall", "PhotoWallServices", "PhotoWallStorage", "PhotoWallSQLite", "PhotoWallCore", "PhotoWallTesting"], swiftSettings: strict),
         .testTarget(name: "PhotoWallAPITests", dependencies: ["PhotoWallTesting", "PhotoWallCore", "PhotoWallCrypto"], swiftSettings: strict),
         .testTarget(name: "PhotoWallWebTests", dependencies: ["PhotoWallWeb", "PhotoWallHTTP"], swiftSettings: strict),

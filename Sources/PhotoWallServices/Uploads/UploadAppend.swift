@@ -78,6 +78,8 @@ public final class UploadAppend: @unchecked Sendable {
         var chainable = false
         /// A pipelined PATCH took the upload over: it owns the lease and the writer slot now.
         var hasSuccessor = false
+        /// The commit under way gives the upload up (no successor, not the last chunk).
+        var lettingGo = false
     }
 
     /// - Parameters: checksum: the `Upload-Checksum` (algorithm, digest) sent; digests: the chain's
@@ -185,6 +187,10 @@ public final class UploadAppend: @unchecked Sendable {
         return true
     }
 
+    /// Whether this request is ending (`finish`, `abort` or preemption started) or its commit gives the
+    /// upload up: it frees the upload's writer slot within that, and sets `outcome` after.
+    var isLettingGo: Bool { phase.withLock { $0.ended || $0.lettingGo } }
+
     /// Waits until this request's whole body is in (on the engine thread) or it ended otherwise, at most
     /// `timeout`. - Returns: whether a PATCH at `offset` may now chain on (see `chain`).
     func awaitBodyComplete(forChainingAt offset: Int64, timeout: Duration) -> Bool {
@@ -290,11 +296,11 @@ public final class UploadAppend: @unchecked Sendable {
         let now = ParseDate.now()
         u.expiresAt = ParseDate(millisecondsSince1970: now.millisecondsSince1970 + service.expirySeconds * 1000)
         // From here on no successor may chain: the lease is given up with this commit or kept for one.
-        let handedOver = phase.withLock { p in
+        let release = phase.withLock { p in
             p.chainable = false
-            return p.hasSuccessor
+            p.lettingGo = mayRelease && !p.hasSuccessor && u.offset != u.length
+            return p.lettingGo
         }
-        let release = mayRelease && !handedOver && u.offset != u.length
         let stored = release ? try service.database.commitUploadReleasingWriter(u, writer: token)
             : try service.database.commitUpload(u, writer: token)
         guard stored else { throw UploadError.locked }

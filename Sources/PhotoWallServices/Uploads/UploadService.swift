@@ -208,8 +208,21 @@ public final class UploadService: Sendable {
             // The holder's connection may be dead without the server knowing: a stalled one gives
             // way, keeping what it received, and this request starts over against the new state
             // (usually 409 with the new offset, which the client then HEADs for).
-            if let holder = holders.withLock({ $0[u.id] }), holder.preemptIfStalled(after: writerStallLimit) {
-                return try beginAppend(id: id, offset: offset, length: length, checksum: checksum, contentLength: contentLength, auth: auth)
+            if let holder = holders.withLock({ $0[u.id] }) {
+                if holder.preemptIfStalled(after: writerStallLimit) {
+                    return try beginAppend(id: id, offset: offset, length: length, checksum: checksum, contentLength: contentLength, auth: auth)
+                }
+                // The holder is ending (its commit may already be stored, as `u` shows, with the slot not yet
+                // freed): a pipelining client's next PATCH comes in exactly then. It waits for the holder to
+                // let go and looks again, rather than be refused for an instant's overlap (423, `Retry-After`).
+                // A slot, as for pipelining: such waiters never take every worker from the commits they wait for.
+                if !retried, holder.isLettingGo, pipelineSlots.acquire() {
+                    defer { pipelineSlots.release() }
+                    if holder.outcome.wait(timeout: writerStallLimit) != nil {
+                        return try beginAppend(id: id, offset: offset, length: length, checksum: checksum, contentLength: contentLength,
+                                               auth: auth, retried: true)
+                    }
+                }
             }
             throw UploadError.locked
         }
