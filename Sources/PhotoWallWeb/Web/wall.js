@@ -52,8 +52,11 @@ export class Wall {
   start() {
     this.loadMore();
     if ('IntersectionObserver' in window) {
+      // An entry may be stale: the browser delivers it in a task of its own, after a page that came
+      // meanwhile may have pushed the sentinel far down (its first entry is from the empty wall). So
+      // the sentinel's place is asked again, or a second page would load with no one scrolling.
       this.observer = new IntersectionObserver((entries) => {
-        if (entries.some((e) => e.isIntersecting)) this.loadMore();
+        if (entries.some((e) => e.isIntersecting) && this.sentinelVisible()) this.loadMore();
       }, { rootMargin: '600px 0px' });
       this.observer.observe($('sentinel'));
     }
