@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Reading a JSON object text member by member without decoding its values: the stored-row renderer
 /// (`ObjectService`) copies each stored value's bytes straight into the response, decoding only the
 /// few that change on the way out.
@@ -119,5 +123,19 @@ extension JSON {
             }
             return i > start ? i : nil
         }
+    }
+}
+
+extension UnsafeBufferPointer where Element == UInt8 {
+    /// Whether these bytes are `other`'s (`memcmp`): a stored member's key or value against a name.
+    @inlinable
+    public func bytesEqual(_ other: UnsafeBufferPointer<UInt8>) -> Bool {
+        count == other.count && (count == 0 || memcmp(baseAddress!, other.baseAddress!, count) == 0)
+    }
+
+    /// Whether these bytes are `other`'s UTF-8.
+    @inlinable
+    public func bytesEqual(_ other: StaticString) -> Bool {
+        bytesEqual(UnsafeBufferPointer(start: other.utf8Start, count: other.utf8CodeUnitCount))
     }
 }

@@ -153,17 +153,16 @@ public final class FeedService: Sendable {
             out.key("objectId"); out.string(id)
             out.endObject()
         }
-        // `ServerConfig.fileURL` with its constant part made once per page; one clock read for the signatures.
+        // `ServerConfig.fileURL` with its constant part made once per page; one expiry for the signatures.
         let filesURL = objects.config.fileURL("")
-        let signing = wall.visibility == .friends ? fileAccess : nil
-        let now = ParseDate.now()
+        let signing = wall.visibility == .friends ? fileAccess?.signer() : nil
         func file(_ name: String?) {
             guard let name else { out.null(); return }
             out.beginObject()
             out.key("name"); out.string(name)
             out.key("url")
             if let signing {
-                out.string(filesURL, ServerConfig.encodeURIComponent(name), "?", signing.signature(for: name, now: now))
+                out.string(filesURL, ServerConfig.encodeURIComponent(name), "?", signing.signature(for: name))
             } else {
                 out.string(filesURL, ServerConfig.encodeURIComponent(name))
             }
@@ -267,8 +266,9 @@ struct ShownImage {
         author = o.fields["user"]?["objectId"]?.stringValue
     }
 
-    /// From a stored row's text: the shown values' text as stored, a file's name read in place when it
-    /// is stored plain (`StoredRowView.storedFileName`), other file and pointer values decoded.
+    /// From a stored row's text: the shown values' text as stored, a file's name and the author's id read
+    /// in place when stored plain (`StoredRowView.storedFileName`, `storedPointerId`), other file and
+    /// pointer values decoded.
     /// - Returns: nil when the text can't be read member by member (the caller decodes the row).
     init?(row: StoredRowView) {
         objectId = String(decoding: row.objectId, as: UTF8.self); createdAt = row.createdAt
@@ -281,19 +281,20 @@ struct ShownImage {
         func fileName(_ value: UnsafeBufferPointer<UInt8>) -> String? {
             StoredRowView.storedFileName(value).map { String(decoding: $0, as: UTF8.self) } ?? string("name", of: value)
         }
+        func pointerId(_ value: UnsafeBufferPointer<UInt8>) -> String? {
+            StoredRowView.storedPointerId(value).map { String(decoding: $0, as: UTF8.self) } ?? string("objectId", of: value)
+        }
         var (caption, width, height): ([UInt8]?, [UInt8]?, [UInt8]?) = (nil, nil, nil)
         var (image, thumbnail, display, author): (String?, String?, String?, String?) = (nil, nil, nil, nil)
         let whole = JSON.forEachMember(ofObjectText: row.fieldsText) { key, value in
-            switch String(decoding: key, as: UTF8.self) {
-            case "caption": caption = Array(value)
-            case "width": width = Array(value)
-            case "height": height = Array(value)
-            case "image": image = fileName(value)
-            case "thumbnail": thumbnail = fileName(value)
-            case "display": display = fileName(value)
-            case "user": author = string("objectId", of: value)
-            default: break
-            }
+            // Keys compared as bytes: no String per member.
+            if key.bytesEqual("caption") { caption = Array(value) }
+            else if key.bytesEqual("width") { width = Array(value) }
+            else if key.bytesEqual("height") { height = Array(value) }
+            else if key.bytesEqual("image") { image = fileName(value) }
+            else if key.bytesEqual("thumbnail") { thumbnail = fileName(value) }
+            else if key.bytesEqual("display") { display = fileName(value) }
+            else if key.bytesEqual("user") { author = pointerId(value) }
         }
         guard whole, readable else { return nil }
         self.caption = caption; self.width = width; self.height = height

@@ -340,22 +340,18 @@ public final class ObjectService: Sendable {
     /// `o` in wire form as a viewer with field view `view` sees it (`wireObject(_:auth:)`).
     func wireObject(_ o: StoredObject, view: FieldView) -> [String: JSON] {
         var o = o
+        var shown: Set<String>?
         if view == .other, let restricted = installed?.restrictedView(for: o.className) {
-            // Only the view's fields can pass its filter below: convert just those (each field's wire
-            // form depends on its value alone), not the whole object (e.g. a user's `authData` and ACL).
+            // Only `objectId` and the view's fields are shown: just those are converted (each field's
+            // wire form depends on its value alone), not the whole object (e.g. a user's `authData`
+            // and ACL), and `createdAt`, `updatedAt` and `ACL` only when the view lists them.
             o.fields = o.fields.filter { restricted.fields.contains($0.key) }
-            if !restricted.fields.contains("ACL") { o.acl = nil }
+            shown = restricted.fields
         }
-        var w = coding.wireObject(o)
-        if view != .unrestricted {
-            let owner = view == .owner
-            if let policy = fieldPolicies[o.className] {
-                for f in policy.masterOnly { w[f] = nil }
-                if !owner { for f in policy.ownerOnly { w[f] = nil } }
-            }
-            if !owner, let view = installed?.restrictedView(for: o.className) {
-                w = w.filter { $0.key == "objectId" || view.fields.contains($0.key) }
-            }
+        var w = coding.wireObject(o, shown: shown)
+        if view != .unrestricted, let policy = fieldPolicies[o.className] {
+            for f in policy.masterOnly { w[f] = nil }
+            if view != .owner { for f in policy.ownerOnly { w[f] = nil } }
         }
         installed?.render(&w, className: o.className)
         return w

@@ -86,7 +86,9 @@ public struct ValueCoding: Sendable {
 
     /// The object as GET returns it: `objectId`, `createdAt`, `updatedAt`, `ACL` (when set) and every
     /// public field. Internal fields (`_…`) are never included.
-    public func wireObject(_ o: StoredObject) -> [String: JSON] {
+    /// - Parameter shown: when given, `createdAt`, `updatedAt` and `ACL` are included only when it
+    ///   names them (a `RestrictedView`'s fields); `objectId` and `o.fields` are included either way.
+    public func wireObject(_ o: StoredObject, shown: Set<String>? = nil) -> [String: JSON] {
         var out = o.fields
         out.reserveCapacity(out.count + 4)
         for (k, v) in o.fields {
@@ -99,9 +101,9 @@ public struct ValueCoding: Sendable {
             }
         }
         out["objectId"] = .string(o.objectId)
-        out["createdAt"] = .string(o.createdAt.iso)
-        out["updatedAt"] = .string(o.updatedAt.iso)
-        if let acl = o.acl { out["ACL"] = acl.json }
+        if shown?.contains("createdAt") ?? true { out["createdAt"] = .string(o.createdAt.iso) }
+        if shown?.contains("updatedAt") ?? true { out["updatedAt"] = .string(o.updatedAt.iso) }
+        if let acl = o.acl, shown?.contains("ACL") ?? true { out["ACL"] = acl.json }
         return out
     }
 }

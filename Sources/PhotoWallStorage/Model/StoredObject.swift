@@ -63,8 +63,8 @@ public struct ACL: Sendable, Equatable {
             var a = Access(read: false, write: false)
             let perms = JSON.forEachMember(ofObjectText: value) { pk, pv in
                 guard plain else { return }
-                let isRead = pk.elementsEqual("read".utf8), isWrite = pk.elementsEqual("write".utf8)
-                let flag = pv.elementsEqual("true".utf8) ? true : pv.elementsEqual("false".utf8) ? false : nil
+                let isRead = pk.bytesEqual("read"), isWrite = pk.bytesEqual("write")
+                let flag = pv.bytesEqual("true") ? true : pv.bytesEqual("false") ? false : nil
                 guard isRead || isWrite, let flag else { plain = false; return }
                 if isRead { a.read = flag } else { a.write = flag }
             }

@@ -29,6 +29,14 @@ public struct StoredMembers: Sendable {
     public init(_ names: Set<String>) {
         utf8 = names.map { (Array($0.utf8), $0) }
     }
+
+    /// The member whose name's bytes are `key` (a stored key, escapes as written), if any.
+    func name(of key: UnsafeBufferPointer<UInt8>) -> String? {
+        for (bytes, name) in utf8 where bytes.count == key.count {
+            if bytes.withUnsafeBufferPointer({ key.bytesEqual($0) }) { return name }
+        }
+        return nil
+    }
 }
 
 extension StoredRowView {
@@ -44,6 +52,25 @@ extension StoredRowView {
         return name
     }
 
+    /// The `objectId`'s bytes of a Pointer stored as `ValueCoding.toStored` writes it,
+    /// `{"__type":"Pointer","className":"…","objectId":"…"}` with no escape in either string; nil for
+    /// any other value (the caller decodes it).
+    public static func storedPointerId(_ value: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8>? {
+        let prefix: StaticString = #"{"__type":"Pointer","className":""#
+        let middle: StaticString = #"","objectId":""#
+        let (p, m) = (prefix.utf8CodeUnitCount, middle.utf8CodeUnitCount)
+        guard value.count >= p + m + 2, value[value.count - 2] == UInt8(ascii: "\""), value[value.count - 1] == UInt8(ascii: "}"),
+              UnsafeBufferPointer(rebasing: value[0..<p]).bytesEqual(prefix) else { return nil }
+        // The class name ends at the first quote after the prefix; no backslash may precede it.
+        var i = p
+        while i < value.count - 2, value[i] != UInt8(ascii: "\""), value[i] != UInt8(ascii: "\\") { i += 1 }
+        guard i + m <= value.count - 2, value[i] == UInt8(ascii: "\""),
+              UnsafeBufferPointer(rebasing: value[i..<(i + m)]).bytesEqual(middle) else { return nil }
+        let id = UnsafeBufferPointer(rebasing: value[(i + m)..<(value.count - 2)])
+        guard !JSON.containsQuoteOrBackslash(id) else { return nil }
+        return id
+    }
+
     /// The row as a `StoredObject` holding only the fields named in `members` (when present) and its
     /// whole ACL; the text of the other fields is skipped, not decoded.
     /// - Returns: nil when the row can't be read member by member (its fields text is not one JSON
@@ -52,7 +79,7 @@ extension StoredRowView {
         var fields: [String: JSON] = [:]
         var unreadable = false
         let whole = JSON.forEachMember(ofObjectText: fieldsText) { key, value in
-            guard let name = members.utf8.first(where: { $0.0.elementsEqual(key) })?.1 else { return }
+            guard let name = members.name(of: key) else { return }
             if let v = try? JSON.parse(value) { fields[name] = v } else { unreadable = true }
         }
         // A stored ACL that can't be read must not pass as none (public).
