@@ -37,14 +37,15 @@ extension JSON {
 
     /// `parse(_:)` for text already in contiguous memory (a stored row's member): the same result,
     /// without the generic collection's indirection, which a caller in another module pays per call.
-    /// A plain string (no escape, no control byte) becomes `.string` without the parser.
+    /// A plain ASCII string (no escape, no control byte) becomes `.string` without the parser.
     /// - Throws: `ParseError` 107 (`invalidJSON`) when the text is not valid JSON.
     public static func parse(_ buffer: UnsafeBufferPointer<UInt8>) throws(ParseError) -> JSON {
         if buffer.count >= 2, buffer[0] == UInt8(ascii: "\""), buffer[buffer.count - 1] == UInt8(ascii: "\"") {
             let inner = UnsafeBufferPointer(rebasing: buffer[1..<(buffer.count - 1)])
-            if !inner.contains(where: needsEscape) {
-                // Valid UTF-8 only: invalid bytes are the parser's to refuse.
-                if let s = String(validating: inner, as: UTF8.self) { return .string(s) }
+            // ASCII only, so the bytes are valid UTF-8 as they are; anything else is the parser's to
+            // validate (or refuse).
+            if !inner.contains(where: { needsEscape($0) || $0 >= 0x80 }) {
+                return .string(String(decoding: inner, as: UTF8.self))
             }
         }
         guard let result = try? JSONParser.parse(buffer) else { throw ParseError(.invalidJSON, "Invalid JSON.") }

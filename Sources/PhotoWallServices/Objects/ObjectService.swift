@@ -423,8 +423,9 @@ public final class ObjectService: Sendable {
         } else {
             targets = try includeTargets(className: className, ids: all)
         }
+        let vias = idsVia.sorted(by: { $0.key < $1.key })
         for o in targets {
-            for (via, ids) in idsVia.sorted(by: { $0.key < $1.key }) where ids.contains(o.objectId) {
+            for (via, ids) in vias where ids.contains(o.objectId) {
                 if try includes(o, via: via, auth: auth, scopes: &scopes) {
                     out[o.objectId] = wireObject(o, auth: auth)
                     break

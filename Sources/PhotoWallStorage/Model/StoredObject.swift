@@ -57,6 +57,7 @@ public struct ACL: Sendable, Equatable {
     /// - Throws: `ParseError` 107 when `text` is not JSON, 123 `Invalid ACL.` when the shape is wrong.
     public init(storedText text: UnsafeBufferPointer<UInt8>) throws(ParseError) {
         var e: [String: Access] = [:]
+        e.reserveCapacity(2)  // the usual ACL: public read and the owner
         var plain = true
         let whole = JSON.forEachMember(ofObjectText: text) { key, value in
             guard plain, !key.isEmpty, !key.contains(UInt8(ascii: "\\")) else { plain = false; return }

@@ -77,6 +77,7 @@ extension StoredRowView {
     ///   object, a member's value is not JSON, or its ACL can't be read): the caller reads it whole.
     public func object(members: StoredMembers) -> StoredObject? {
         var fields: [String: JSON] = [:]
+        fields.reserveCapacity(members.utf8.count)
         var unreadable = false
         let whole = JSON.forEachMember(ofObjectText: fieldsText) { key, value in
             guard let name = members.name(of: key) else { return }
