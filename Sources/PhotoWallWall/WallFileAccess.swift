@@ -64,9 +64,10 @@ public final class WallFileAccess: FileAccess {
     /// Adds signatures to the wall files of a wire-form `WallImage`, when the wall is friends-only.
     public func signWallFiles(_ object: inout [String: JSON]) {
         guard wall.visibility == .friends else { return }
+        let signer = signer()  // one clock read and expiry text for the object's files
         for field in WallSchema.fileFields {
             guard case .object(var f) = object[field], let name = f["name"]?.stringValue, let url = f["url"]?.stringValue else { continue }
-            f["url"] = .string(url + "?" + signature(for: name))
+            f["url"] = .string(url + "?" + signer.signature(for: name))
             object[field] = .object(f)
         }
     }
