@@ -68,7 +68,11 @@ extension SQLiteAdapter: FeedStore {
             // The viewer and their friends from the friend table (the viewer's own row left out of
             // the friends, so `UNION ALL` needs no de-duplicating temporary table).
             let audience = "(SELECT friendId AS a FROM _FRIENDS WHERE userId = ?1 AND friendId <> ?1 UNION ALL SELECT ?1) AS au"
-            let older = { (t: String) in "(\(t).createdAt < ?2 OR (\(t).createdAt = ?2 AND \(t).objectId < ?3))" }
+            // The first page has no lower bound: each probe starts at the author's newest entry
+            // without testing every entry against a cursor (about a tenth of the statement at 500 friends).
+            let older = { (t: String) in
+                before == nil ? "1" : "(\(t).createdAt < ?2 OR (\(t).createdAt = ?2 AND \(t).objectId < ?3))"
+            }
             let cursorArgs: [SQLValue] = [.text(viewerId), .integer(cursor.createdAt), .text(before == nil ? "\u{10FFFF}" : cursor.objectId)]
             // One probe per author on the covering (author, createdAt, objectId) index, read newest
             // first, into one top-`limit` sort. Each author's entries arrive in the page's order, so
@@ -144,8 +148,9 @@ extension SQLiteAdapter: FeedStore {
         }
     }
 
-    /// The rows not everyone may read: an ACL (`rperm`, a JSON array of the readers) without `"*"`.
-    static let hiddenCommentsFilter = "rperm IS NOT NULL AND instr(rperm, '\"*\"') = 0"
+    /// The rows not everyone may read: an ACL (`rperm`, a JSON array of the readers) without the
+    /// element `*` (`SQLiteQueryCompiler.readByEveryone`).
+    static let hiddenCommentsFilter = "rperm IS NOT NULL AND NOT \(SQLiteQueryCompiler.readByEveryone("rperm"))"
 
     /// Each image's comment count in `_FEED_COMMENTS(imageId, count)`, kept by three triggers on the
     /// comment class's table (insert +1, delete −1, a changed image field moves one), so every write —
@@ -164,7 +169,10 @@ extension SQLiteAdapter: FeedStore {
         let name = "t_\(p.commentClass)_feedCount"
         guard try !conn.query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [.text("c_" + p.commentClass)]).isEmpty else { return }
         let image = SQLiteQueryCompiler.jsonPath(p.commentImageField)
-        try conn.execute("CREATE INDEX IF NOT EXISTS \"i_\(p.commentClass)_feedHidden\" ON \(t)(\(image)) WHERE \(Self.hiddenCommentsFilter)")
+        // The index's first form (`_feedHidden`) took `"*"` anywhere in `rperm` for public, as in the
+        // entry `x"*` (`readByEveryone`): its comments were counted for viewers who may not read them.
+        try conn.execute("DROP INDEX IF EXISTS \"i_\(p.commentClass)_feedHidden\"")
+        try conn.execute("CREATE INDEX IF NOT EXISTS \"i_\(p.commentClass)_feedHiddenReaders\" ON \(t)(\(image)) WHERE \(Self.hiddenCommentsFilter)")
         guard try conn.query("SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = ?", [.text(name + "_insert")]).isEmpty else { return }
         func of(_ row: String) -> String { image.replacingOccurrences(of: "(doc,", with: "(\(row).doc,") }
         let add = { (row: String) in

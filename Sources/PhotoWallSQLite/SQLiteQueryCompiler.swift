@@ -22,10 +22,22 @@ struct SQLiteQueryCompiler {
     static func jsonPath(_ path: String) -> String { "json_extract(doc,'$.\(path)')" }
 
     /// `(column IS NULL OR EXISTS (… value IN (?,…)))` for a permission set; `1` for the master key.
+    /// When the set holds `*` (every caller's does), a row everyone may read passes on `readByEveryone`
+    /// before `json_each` opens its array (most rows: a public-read ACL).
     static func permissionFilter(column: String, _ perms: PermissionSet) -> (String, [SQLValue]) {
         guard let perms else { return ("1", []) }
         let marks = SQLiteAdapter.placeholders(perms.count)
-        return ("(\(column) IS NULL OR EXISTS (SELECT 1 FROM json_each(\(column)) WHERE value IN (\(marks))))", perms.map { .text($0) })
+        let everyone = perms.contains("*") ? " OR \(readByEveryone(column))" : ""
+        return ("(\(column) IS NULL\(everyone) OR EXISTS (SELECT 1 FROM json_each(\(column)) WHERE value IN (\(marks))))", perms.map { .text($0) })
+    }
+
+    /// Whether the readers array in `column` (`rperm`: a JSON array of strings as `JSON.text` writes
+    /// it, `encodeRow`) has the element `*`, by two `instr`s instead of `json_each`: `"*"` right after
+    /// `[` or `,`. A quote inside a string is always escaped, so a quote after `[` or `,` opens an
+    /// element, and the next unescaped quote, right after its `*`, closes it. (`"*"` alone would also
+    /// match inside the entry `x"*`, written `"x\"*"`: an ACL key a client chooses.)
+    static func readByEveryone(_ column: String) -> String {
+        "(instr(\(column), '[\"*\"') > 0 OR instr(\(column), ',\"*\"') > 0)"
     }
 
     func select(_ q: StoredQuery, columns: String) throws(ParseError) -> Compiled {

@@ -139,14 +139,14 @@ public final class FeedService: Sendable {
         for (_, c) in comments { for x in c.latest { if let u = x.fields["user"]?["objectId"]?.stringValue { commentAuthors.insert(u) } } }
         let (imageVia, commentVia) = (WallSchema.imageClass + ".user", WallSchema.commentClass + ".user")
         // One read of every author; each shown as the pointer that names it reveals it.
-        let people = try objects.includedObjects(className: "_User", idsVia: [imageVia: imageAuthors, commentVia: commentAuthors], auth: auth,
-                                                 members: ["name", "fbId"])
+        let people = try objects.includedMembers(className: "_User", idsVia: [imageVia: imageAuthors, commentVia: commentAuthors], auth: auth,
+                                                 members: ["fbId", "name"])
         var out = JSONWriter(capacity: 1024 * max(1, images.count))
         // An author `include` doesn't show (a user that no longer exists: both pointers reveal their
         // targets) is named by `providerId` alone: a comment's `userFBId`; an image's isn't read (null).
         func person(_ author: String?, providerId: JSON?) {
             guard let id = author else { out.null(); return }
-            let (fbId, name) = people[id].map { ($0["fbId"] ?? .null, $0["name"] ?? .null) } ?? (providerId ?? .null, .null)
+            let (fbId, name) = people[id].map { ($0[0] ?? .null, $0[1] ?? .null) } ?? (providerId ?? .null, .null)
             out.beginObject()
             out.key("fbId"); out.value(fbId)
             out.key("name"); out.value(name)

@@ -123,6 +123,38 @@ import PhotoWallStorage
         #expect(try db.comments(ofImages: ["img1"], perImage: 3, readers: ["*", "u2"])["img1"]?.count == 4)
     }
 
+    /// An ACL entry a client chose to look like the public one in the stored readers (`x"*` is stored
+    /// as `"x\"*"`, which holds `"*"`) doesn't make its row public: neither a query with readers nor the
+    /// feed's comments and counts show it to anyone it doesn't name. (SQLite tells a public row by text:
+    /// `SQLiteQueryCompiler.readByEveryone`.)
+    @Test(arguments: Backend.allCases)
+    func entriesThatLookPublicDoNotMakeARowPublic(_ backend: Backend) throws {
+        let db = try backend.open().db
+        let lookalikes = [#"x"*"#, #""*""#, #"*""#, #""*"#, #"["*"#, #","*","#, "* ", " *"]
+        for (i, key) in lookalikes.enumerated() {
+            let at = ParseDate(millisecondsSince1970: 1_000 + Int64(i))
+            let acl = ACL(entries: [key: ACL.Access(read: true, write: false), "u1": ACL.Access(read: true, write: true)])
+            try db.insert(StoredObject(className: "WallImageComment", objectId: "c\(i)", createdAt: at, updatedAt: at,
+                                       fields: ["imageObjectId": "img1", "comment": .string("n\(i)")], acl: acl))
+        }
+        let at = ParseDate(millisecondsSince1970: 2_000)
+        try db.insert(StoredObject(className: "WallImageComment", objectId: "public", createdAt: at, updatedAt: at,
+                                   fields: ["imageObjectId": "img1"], acl: ACL(entries: ["*": ACL.Access(read: true, write: false)])))
+        let asU2 = try db.comments(ofImages: ["img1"], perImage: 3, readers: ["*", "u2"])
+        #expect(asU2["img1"]?.count == 1)
+        #expect(asU2["img1"]?.latest.map(\.objectId) == ["public"])
+        let query = StoredQuery(className: "WallImageComment", predicate: .inList("imageObjectId", [.string("img1")], negated: false),
+                                order: [SortKey(path: "createdAt", descending: false)], readers: ["*", "u2"])
+        #expect(try db.find(query).map(\.objectId) == ["public"])
+        // Each entry is still an entry: the reader it names, and u1, read the row.
+        var named = query
+        named.readers = ["*", lookalikes[0]]
+        #expect(try db.find(named).map(\.objectId) == ["c0", "public"])
+        named.readers = ["*", "u1"]
+        #expect(try db.find(named).count == lookalikes.count + 1)
+        #expect(try db.comments(ofImages: ["img1"], perImage: 3, readers: ["*", "u1"])["img1"]?.count == lookalikes.count + 1)
+    }
+
     /// Comments created in the same millisecond are ordered by `objectId` (descending), whatever order
     /// they were stored in, and the latest `perImage` are taken across such ties.
     @Test(arguments: Backend.allCases)

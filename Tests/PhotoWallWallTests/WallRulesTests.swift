@@ -124,6 +124,43 @@ import Testing
         #expect(where_?.message == "This user is not allowed to query username on class _User")
     }
 
+    /// `includedMembers` (the feed's authors) applies the rule `wireObject` applies, per member: a user
+    /// reached through a post's `user` shows the post's readers its three public fields and no more,
+    /// whatever members are asked; itself, all but the master-only ones (`authData`); the master key,
+    /// everything. A pointer field that doesn't reveal its targets follows the read scope: a stranger
+    /// is shown nothing through it.
+    @Test func includedMembersShowWhatWireObjectShows() throws {
+        let f = try WallFixture()
+        let ownerId = f.owner.userId!
+        _ = try f.objects.update(className: "_User", objectId: ownerId,
+                                 body: ["email": "olga@example.com", "authData": ["facebook": ["id": "1001"]]], auth: .master)
+        let members = ["name", "email", "authData", "username", "objectId", "createdAt", "ACL", "fbId"]
+        let via = [WallSchema.imageClass + ".user": Set([ownerId])]
+        func shown(_ auth: AuthContext, _ idsVia: [String: Set<String>] = via) throws -> [String: JSON] {
+            let values = try f.objects.includedMembers(className: "_User", idsVia: idsVia, auth: auth, members: members)[ownerId]
+            return Dictionary(uniqueKeysWithValues: zip(members, values ?? []).compactMap { k, v in v.map { (k, $0) } })
+        }
+        let asFriend = try shown(f.friend)
+        #expect(asFriend == ["objectId": .string(ownerId), "name": "Olga Owner", "fbId": "1001"])
+        // The same as GET shows the friend, member by member.
+        let get = try f.objects.get(className: "_User", objectId: ownerId, auth: f.friend)
+        #expect(asFriend == get)
+        // Itself and the master key: GET's object, less the fields not asked.
+        for auth in [f.owner, AuthContext.master] {
+            let whole = try f.objects.get(className: "_User", objectId: ownerId, auth: auth)
+            #expect(try shown(auth) == whole.filter { members.contains($0.key) })
+        }
+        let asSelf = try shown(f.owner)
+        #expect(Set(asSelf.keys) == ["name", "email", "username", "objectId", "createdAt", "fbId"])
+        #expect(asSelf["email"] == "olga@example.com")
+        #expect(try shown(.master)["authData"] == ["facebook": ["id": "1001"]])
+        // Revealed through the post's `user`, even to a stranger (who may read the post); through a
+        // field that reveals nothing, the read scope hides the owner from the stranger.
+        #expect(try shown(f.stranger).keys.sorted() == ["fbId", "name", "objectId"])
+        #expect(try shown(f.stranger, ["Other.user": [ownerId]]).isEmpty)
+        #expect(try shown(f.friend, ["Other.user": [ownerId]]) == asFriend)
+    }
+
     /// The friends-only scope is the friend graph itself (`Predicate.friendOf`), not a list bound into
     /// each statement: a viewer with 40,000 friends (more values than SQLite binds in one statement,
     /// 32,766) reads, finds, counts and is sent live events as one with a single friend, and a

@@ -75,3 +75,30 @@ public struct RestrictedView: Sendable {
         self.fields = fields; self.revealedThrough = revealedThrough
     }
 }
+
+/// Which top-level fields of one class's objects a viewer sees, by its `FieldView`: the one test
+/// `ObjectService.wireObject` applies to every field it renders (GET, find, `include` targets, the
+/// feed's authors, live events), so no read path decides it on its own.
+/// - Never a `_` column.
+/// - `.unrestricted` (the master key, or a class without rules): every other field.
+/// - `.owner`: all but the `FieldPolicy`'s master-only fields.
+/// - `.other`: neither master-only nor owner-only fields, and, where the class has a `RestrictedView`,
+///   only its fields (`createdAt`, `updatedAt` and `ACL` only when it lists them).
+/// `objectId` is always shown (`wireObject` adds it; it is never asked here).
+struct FieldRule {
+    let view: FieldView
+    /// The class's `RestrictedView`, for `.other` only.
+    let restricted: RestrictedView?
+    /// The class's `FieldPolicy`, unless `.unrestricted`.
+    let policy: FieldPolicy?
+
+    func shows(_ field: String) -> Bool {
+        if field.utf8.first == UInt8(ascii: "_") { return false }
+        if let policy {
+            if policy.masterOnly.contains(field) { return false }
+            if view != .owner, policy.ownerOnly.contains(field) { return false }
+        }
+        if let restricted { return restricted.fields.contains(field) }
+        return true
+    }
+}

@@ -337,24 +337,31 @@ public final class ObjectService: Sendable {
         wireObject(o, view: fieldView(o, auth: auth))
     }
 
-    /// `o` in wire form as a viewer with field view `view` sees it (`wireObject(_:auth:)`).
+    /// `o` in wire form as a viewer with field view `view` sees it (`wireObject(_:auth:)`): in one pass,
+    /// each field `FieldRule` shows, converted by `ValueCoding.toWire` (only those: a user's `authData`
+    /// is never converted for a viewer who can't see it), then `objectId` and the system fields the rule shows.
     func wireObject(_ o: StoredObject, view: FieldView) -> [String: JSON] {
-        var o = o
-        var shown: Set<String>?
-        if view == .other, let restricted = installed?.restrictedView(for: o.className) {
-            // Only `objectId` and the view's fields are shown: just those are converted (each field's
-            // wire form depends on its value alone), not the whole object (e.g. a user's `authData`
-            // and ACL), and `createdAt`, `updatedAt` and `ACL` only when the view lists them.
-            o.fields = o.fields.filter { restricted.fields.contains($0.key) }
-            shown = restricted.fields
-        }
-        var w = coding.wireObject(o, shown: shown)
-        if view != .unrestricted, let policy = fieldPolicies[o.className] {
-            for f in policy.masterOnly { w[f] = nil }
-            if view != .owner { for f in policy.ownerOnly { w[f] = nil } }
-        }
+        let rule = fieldRule(className: o.className, view: view)
+        var w: [String: JSON] = [:]
+        w.reserveCapacity(o.fields.count + 4)
+        for (k, v) in o.fields where rule.shows(k) { w[k] = coding.toWire(v) }
+        addSystemFields(of: o, rule: rule, to: &w)
         installed?.render(&w, className: o.className)
         return w
+    }
+
+    /// `objectId`, and `createdAt`, `updatedAt` and `ACL` (when set) where `rule` shows them.
+    private func addSystemFields(of o: StoredObject, rule: FieldRule, to w: inout [String: JSON]) {
+        w["objectId"] = .string(o.objectId)
+        if rule.shows("createdAt") { w["createdAt"] = .string(o.createdAt.iso) }
+        if rule.shows("updatedAt") { w["updatedAt"] = .string(o.updatedAt.iso) }
+        if let acl = o.acl, rule.shows("ACL") { w["ACL"] = acl.json }
+    }
+
+    /// The rule `wireObject` applies to `className`'s objects for a viewer with field view `view`.
+    func fieldRule(className: String, view: FieldView) -> FieldRule {
+        FieldRule(view: view, restricted: view == .other ? installed?.restrictedView(for: className) : nil,
+                  policy: view == .unrestricted ? nil : fieldPolicies[className])
     }
 
     /// Whether the object's ACL lets `auth` read it (no ACL: everyone; the master key: always). The
@@ -404,35 +411,89 @@ public final class ObjectService: Sendable {
     }
 
     /// `includedObjects(className:ids:via:auth:)` for ids reached through several pointer fields, with one
-    /// read: an object is shown when `include` through any field that names it shows it. The feed renders
-    /// post and comment authors through this, as `include=user` on each would.
-    /// - Parameter members: for a caller that shows only these top-level fields of each object: the
-    ///   store decodes only them and the fields the class's read scope tests (`ObjectStore.find(_:members:)`),
-    ///   and each object shown holds at most them; the ACL and read-scope checks are the same. nil: whole objects.
-    public func includedObjects(className: String, idsVia: [String: Set<String>], auth: AuthContext,
-                                members: Set<String>? = nil) throws(ParseError) -> [String: [String: JSON]] {
-        var out: [String: [String: JSON]] = [:]
-        var scopes: [String: Predicate?] = [:]
+    /// read: an object is shown when `include` through any field that names it shows it.
+    public func includedObjects(className: String, idsVia: [String: Set<String>], auth: AuthContext) throws(ParseError) -> [String: [String: JSON]] {
         let all = idsVia.values.reduce(into: Set<String>()) { $0.formUnion($1) }
-        var targets: [StoredObject]
-        if let members, ObjectNames.isValidClassName(className), !all.isEmpty {
-            // The fields the class's read scope tests are read with the members (`includes` evaluates
-            // the scope, loading a friend list, only for targets no `via` reveals).
-            let tested = (try readPredicate(className, auth)?.paths ?? []).map { String($0.prefix { $0 != "." }) }
-            targets = try store.find(Self.byIds(className, all), members: members.union(tested))
-        } else {
-            targets = try includeTargets(className: className, ids: all)
+        var out: [String: [String: JSON]] = [:]
+        try forEachIncluded(try includeTargets(className: className, ids: all), idsVia: idsVia, auth: auth) { o in
+            out[o.objectId] = wireObject(o, auth: auth)
         }
+        return out
+    }
+
+    /// The objects `includedObjects(className:idsVia:auth:)` shows, reduced to `members`: by objectId, the
+    /// wire value (`ValueCoding.toWire`) of each of `members`, in their order; nil where the object has
+    /// no such field or its field view doesn't show it (`FieldRule`, the rule `wireObject` applies, asked
+    /// once per view). `objectId`, `createdAt`, `updatedAt` and `ACL` may be named as well. The same
+    /// ACL, read-scope and field rules as `include`; for a caller that writes a few fields of many
+    /// objects (the feed's post and comment authors, as `include=user` on each shows them): the store
+    /// decodes only `members` and the fields the class's read scope tests (none when every pointer field
+    /// reveals its targets: the scope is then never evaluated), and no object is built in wire form.
+    /// - Throws: what the store and the read scope throw.
+    public func includedMembers(className: String, idsVia: [String: Set<String>], auth: AuthContext,
+                                members: [String]) throws(ParseError) -> [String: [JSON?]] {
+        let all = idsVia.values.reduce(into: Set<String>()) { $0.formUnion($1) }
+        guard ObjectNames.isValidClassName(className), !all.isEmpty else { return [:] }
+        let revealed = installed?.restrictedView(for: className)?.revealedThrough ?? []
+        let tested = idsVia.keys.allSatisfy(revealed.contains)
+            ? [] : (try readPredicate(className, auth)?.paths ?? []).map { String($0.prefix { $0 != "." }) }
+        let targets = try store.find(Self.byIds(className, all), members: Set(members).union(tested))
+        // An extension that renders the class gets whole wire objects, as everywhere.
+        let rendered = installed?.renders(className: className) ?? false
+        var shown: [FieldView: [Bool]] = [:]
+        var out: [String: [JSON?]] = [:]
+        out.reserveCapacity(targets.count)
+        try forEachIncluded(targets, idsVia: idsVia, auth: auth) { o in
+            let view = fieldView(o, auth: auth)
+            if rendered {
+                let w = wireObject(o, view: view)
+                out[o.objectId] = members.map { w[$0] }
+                return
+            }
+            let mask: [Bool]
+            if let known = shown[view] {
+                mask = known
+            } else {
+                let rule = fieldRule(className: className, view: view)
+                mask = members.map { $0 == "objectId" || rule.shows($0) }
+                shown[view] = mask
+            }
+            var values: [JSON?] = []
+            values.reserveCapacity(members.count)
+            for (i, name) in members.enumerated() {
+                values.append(mask[i] ? wireValue(of: o, name) : nil)
+            }
+            out[o.objectId] = values
+        }
+        return out
+    }
+
+    /// The field `name` of `o` in wire form, `objectId`, `createdAt`, `updatedAt` and `ACL` included
+    /// (as `wireObject` renders them); nil when absent.
+    func wireValue(of o: StoredObject, _ name: String) -> JSON? {
+        switch name {
+        case "objectId": return .string(o.objectId)
+        case "createdAt": return .string(o.createdAt.iso)
+        case "updatedAt": return .string(o.updatedAt.iso)
+        case "ACL": return o.acl?.json
+        default: return o.fields[name].map(coding.toWire)
+        }
+    }
+
+    /// Calls `body` with each of `targets` that `include` through a pointer field naming it shows `auth`
+    /// (`includes(_:via:auth:scopes:)`, each class's read scope computed once).
+    func forEachIncluded(_ targets: [StoredObject], idsVia: [String: Set<String>], auth: AuthContext,
+                         _ body: (StoredObject) throws(ParseError) -> Void) throws(ParseError) {
+        var scopes: [String: Predicate?] = [:]
         let vias = idsVia.sorted(by: { $0.key < $1.key })
         for o in targets {
             for (via, ids) in vias where ids.contains(o.objectId) {
                 if try includes(o, via: via, auth: auth, scopes: &scopes) {
-                    out[o.objectId] = wireObject(o, auth: auth)
+                    try body(o)
                     break
                 }
             }
         }
-        return out
     }
 
     struct IncludeTree {

@@ -83,29 +83,6 @@ public struct ValueCoding: Sendable {
         default: return value
         }
     }
-
-    /// The object as GET returns it: `objectId`, `createdAt`, `updatedAt`, `ACL` (when set) and every
-    /// public field. Internal fields (`_…`) are never included.
-    /// - Parameter shown: when given, `createdAt`, `updatedAt` and `ACL` are included only when it
-    ///   names them (a `RestrictedView`'s fields); `objectId` and `o.fields` are included either way.
-    public func wireObject(_ o: StoredObject, shown: Set<String>? = nil) -> [String: JSON] {
-        var out = o.fields
-        out.reserveCapacity(out.count + 4)
-        for (k, v) in o.fields {
-            if k.hasPrefix("_") {
-                out[k] = nil
-            } else if case .object(let nested) = v, nested["__type"]?.stringValue != "Pointer" {
-                out[k] = toWire(v)
-            } else if case .array = v {
-                out[k] = toWire(v)
-            }
-        }
-        out["objectId"] = .string(o.objectId)
-        if shown?.contains("createdAt") ?? true { out["createdAt"] = .string(o.createdAt.iso) }
-        if shown?.contains("updatedAt") ?? true { out["updatedAt"] = .string(o.updatedAt.iso) }
-        if let acl = o.acl, shown?.contains("ACL") ?? true { out["ACL"] = acl.json }
-        return out
-    }
 }
 
 /// Parse's naming rules. - Source: parse-rest-api.md §1 ("Names").
