@@ -211,7 +211,7 @@ extension SQLiteAdapter: FeedStore {
         let hiddenSQL = "SELECT \(image), count(*) FROM \(t) WHERE \(image) IN (\(Self.placeholders(ids.count))) AND \(Self.hiddenCommentsFilter) AND NOT \(acl) GROUP BY 1"
         return try guarded {
             try db.read { conn in
-                var out: [String: (count: Int, latest: [StoredObject])] = [:]
+                var out = [String: (count: Int, latest: [StoredObject])](minimumCapacity: ids.count)
                 for row in try conn.query(counts, ids.map { .text($0) }) {
                     if let id = row[0].text { out[id] = (Int(row[1].integer ?? 0), []) }
                 }

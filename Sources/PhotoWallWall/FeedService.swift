@@ -218,6 +218,7 @@ public final class FeedService: Sendable {
         guard !ids.isEmpty else { return [] }
         let q = StoredQuery(className: WallSchema.imageClass, predicate: .inList("objectId", ids.map { .string($0) }, negated: false), readers: readers)
         var read: [ShownImage] = []
+        read.reserveCapacity(ids.count)
         var unreadable = false
         let streamed = try rows.forEachStoredRow(q) { row in
             guard !unreadable else { return }

@@ -342,8 +342,7 @@ public final class ObjectService: Sendable {
     /// is never converted for a viewer who can't see it), then `objectId` and the system fields the rule shows.
     func wireObject(_ o: StoredObject, view: FieldView) -> [String: JSON] {
         let rule = fieldRule(className: o.className, view: view)
-        var w: [String: JSON] = [:]
-        w.reserveCapacity(o.fields.count + 4)
+        var w = [String: JSON](minimumCapacity: o.fields.count + 4)  // not `reserveCapacity`: see `JSONParser.object`
         for (k, v) in o.fields where rule.shows(k) { w[k] = coding.toWire(v) }
         addSystemFields(of: o, rule: rule, to: &w)
         installed?.render(&w, className: o.className)
@@ -441,8 +440,7 @@ public final class ObjectService: Sendable {
         // An extension that renders the class gets whole wire objects, as everywhere.
         let rendered = installed?.renders(className: className) ?? false
         var shown: [FieldView: [Bool]] = [:]
-        var out: [String: [JSON?]] = [:]
-        out.reserveCapacity(targets.count)
+        var out = [String: [JSON?]](minimumCapacity: targets.count)
         try forEachIncluded(targets, idsVia: idsVia, auth: auth) { o in
             let view = fieldView(o, auth: auth)
             if rendered {

@@ -56,8 +56,9 @@ public struct ACL: Sendable, Equatable {
     /// escaped entry, a value that isn't `true` or `false`) goes through `init(json:)`.
     /// - Throws: `ParseError` 107 when `text` is not JSON, 123 `Invalid ACL.` when the shape is wrong.
     public init(storedText text: UnsafeBufferPointer<UInt8>) throws(ParseError) {
-        var e: [String: Access] = [:]
-        e.reserveCapacity(2)  // the usual ACL: public read and the owner
+        // The usual ACL: public read and the owner. (`init(minimumCapacity:)`, specialized here, not
+        // `reserveCapacity`, which looked up generic metadata per call.)
+        var e = [String: Access](minimumCapacity: 2)
         var plain = true
         let whole = JSON.forEachMember(ofObjectText: text) { key, value in
             guard plain, !key.isEmpty, !key.contains(UInt8(ascii: "\\")) else { plain = false; return }

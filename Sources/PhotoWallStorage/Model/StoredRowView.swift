@@ -76,8 +76,9 @@ extension StoredRowView {
     /// - Returns: nil when the row can't be read member by member (its fields text is not one JSON
     ///   object, a member's value is not JSON, or its ACL can't be read): the caller reads it whole.
     public func object(members: StoredMembers) -> StoredObject? {
-        var fields: [String: JSON] = [:]
-        fields.reserveCapacity(members.utf8.count)
+        // `init(minimumCapacity:)` is specialized here; `reserveCapacity` is not, and looked up the
+        // dictionary's generic metadata on each call (as `JSONParser.object` notes).
+        var fields = [String: JSON](minimumCapacity: members.utf8.count)
         var unreadable = false
         let whole = JSON.forEachMember(ofObjectText: fieldsText) { key, value in
             guard let name = members.name(of: key) else { return }
