@@ -31,16 +31,29 @@ public final class FriendService: Sendable {
     /// When each user's list was synced, by Facebook id, for `refreshIfStale` when only freshness is
     /// asked (a read scope evaluated by the store against the graph needs no list).
     let syncTimes: ExpiringCache<String, ParseDate>
+    /// The users whose stale list a sync was tried for lately (`retrySeconds`), by Facebook id: a user
+    /// whose provider token has expired, or a provider that is down, costs one provider call per user
+    /// per `retrySeconds` instead of one per request that reads the list (each feed page did). Only
+    /// this process's calls to the provider are counted, so it holds on any database.
+    let syncTries: ExpiringCache<String, Bool>
+    /// How long after a sync was tried for a user (whatever came of it) a stale list is used as it is.
+    public let retrySeconds: Double
 
     /// - Parameters:
     ///   - ttlSeconds: a friend list older than this is synced again from the provider before use.
     ///   - cacheSeconds: how long a list read from `graph` may be served from memory; 0 (the default):
     ///     not at all. Only for a graph no other process writes.
+    ///   - retrySeconds: after a sync was tried for a user, their stale list is used as it is for this
+    ///     long (half of it to all of it, `ExpiringCache`) before the provider is asked again; at most
+    ///     `ttlSeconds`, 0: no wait.
     public init(graph: any FriendGraphStore, providers: [String: any IdentityProvider], ttlSeconds: Int64 = 3600,
-                cacheSeconds: Double = 0, logger: Logger = Logger(label: "friends")) {
+                cacheSeconds: Double = 0, retrySeconds: Double = 300, logger: Logger = Logger(label: "friends")) {
         self.graph = graph; self.providers = providers; self.ttlSeconds = ttlSeconds; self.logger = logger
         lists = ExpiringCache(ttlSeconds: cacheSeconds)
         syncTimes = ExpiringCache(ttlSeconds: cacheSeconds)
+        // Never longer than the TTL: a list is still synced at least once per `ttlSeconds` that it is read.
+        self.retrySeconds = max(0, min(retrySeconds, Double(ttlSeconds)))
+        syncTries = ExpiringCache(ttlSeconds: self.retrySeconds)
     }
 
     /// Replaces the user's friend list with the provider's. A provider failure is logged and keeps the
@@ -63,22 +76,31 @@ public final class FriendService: Sendable {
         syncedAt.map { ParseDate.now().millisecondsSince1970 - $0.millisecondsSince1970 >= ttlSeconds * 1000 } ?? true
     }
 
-    /// Syncs `user` (Facebook id `fbId`) from the provider when the list synced at `syncedAt` is stale and
-    /// the user's `authData` allows. - Returns: whether it synced.
+    /// Syncs `user` (Facebook id `fbId`) from the provider when the list synced at `syncedAt` is stale,
+    /// the user's `authData` allows, and no sync was tried for them in the last `retrySeconds`.
+    /// - Returns: whether it tried (the list may have changed).
     func syncIfStale(_ user: StoredObject, fbId: String, syncedAt: ParseDate?) -> Bool {
-        guard isStale(syncedAt), let data = user.fields["authData"]?["facebook"]?.objectValue, let provider = providers["facebook"] else {
-            return false
-        }
+        guard isStale(syncedAt), let (provider, data) = syncSource(user, fbId: fbId) else { return false }
+        syncTries.store(fbId, true, generation: syncTries.generation())
         sync(provider: provider, authData: data, fbId: fbId)
         return true
+    }
+
+    /// The provider and `authData` a stale list of `user` would be synced from now: nil without them, or
+    /// while a sync tried for the user lately keeps the list as it is (`syncTries`).
+    func syncSource(_ user: StoredObject, fbId: String) -> (any IdentityProvider, [String: JSON])? {
+        guard let data = user.fields["authData"]?["facebook"]?.objectValue, let provider = providers["facebook"],
+              syncTries.lookup(fbId) == nil else { return nil }
+        return (provider, data)
     }
 
     /// Syncs the user's friends from the provider when the stored list is older than the TTL.
     /// A fresh sync time read from the graph is cached as the lists are (`cacheSeconds`).
     public func refreshIfStale(_ user: StoredObject) throws(ParseError) {
         guard let fbId = user.fields["fbId"]?.stringValue else { return }
-        if let known = lists.lookup(fbId), !isStale(known.syncedAt) { return }
-        if let syncedAt = syncTimes.lookup(fbId), !isStale(syncedAt) { return }
+        if let known = lists.lookup(fbId), !isStale(known.syncedAt) || syncSource(user, fbId: fbId) == nil { return }
+        // Fresh, or stale with nothing to sync it from now: the graph is not read again to learn it.
+        if let syncedAt = syncTimes.lookup(fbId), !isStale(syncedAt) || syncSource(user, fbId: fbId) == nil { return }
         let generation = syncTimes.generation()
         let syncedAt = try graph.friendsSyncedAt(fbId)
         if !syncIfStale(user, fbId: fbId, syncedAt: syncedAt), let syncedAt {
@@ -89,7 +111,7 @@ public final class FriendService: Sendable {
     /// The user's friends' Facebook ids, refreshed from the provider first when stale.
     public func friends(of user: StoredObject) throws(ParseError) -> [String] {
         guard let fbId = user.fields["fbId"]?.stringValue else { return [] }
-        if let known = lists.lookup(fbId), !isStale(known.syncedAt) { return known.ids }
+        if let known = lists.lookup(fbId), !isStale(known.syncedAt) || syncSource(user, fbId: fbId) == nil { return known.ids }
         let generation = lists.generation()
         let syncedAt = try graph.friendsSyncedAt(fbId)
         if syncIfStale(user, fbId: fbId, syncedAt: syncedAt) { return try graph.friends(of: fbId) }
