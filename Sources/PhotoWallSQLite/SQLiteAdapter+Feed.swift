@@ -201,6 +201,33 @@ extension SQLiteAdapter: FeedStore {
     /// can't be read that way is decoded whole).
     public func comments(ofImages ids: [String], perImage: Int, readers: PermissionSet,
                          members: StoredMembers?) throws(ParseError) -> [String: (count: Int, latest: [StoredObject])] {
+        var out = [String: (count: Int, latest: [StoredObject])](minimumCapacity: ids.count)
+        var failure: Error?
+        let counts = try latestComments(ofImages: ids, perImage: perImage, readers: readers) { id, className, row in
+            guard failure == nil else { return }
+            do {
+                let comment = try members.flatMap { Self.rowView(className, row).object(members: $0) } ?? Self.decodeRow(className, row)
+                out[id, default: (0, [])].latest.append(comment)
+            } catch { failure = error }
+        }
+        if let failure { throw ParseError.internalError(failure) }
+        for (id, n) in counts { out[id, default: (0, [])].count = n }
+        return out
+    }
+
+    public func forEachLatestComment(ofImages ids: [String], perImage: Int, readers: PermissionSet,
+                                     _ body: (_ imageId: String, _ row: StoredRowView) -> Void) throws(ParseError) -> [String: Int]? {
+        try latestComments(ofImages: ids, perImage: perImage, readers: readers) { id, className, row in
+            body(id, Self.rowView(className, row))
+        }
+    }
+
+    /// The counts and latest comments of `comments(ofImages:perImage:readers:members:)`: each latest
+    /// comment's row (the comment class, its `columns`) handed to `row` as SQLite holds it, image by image
+    /// in the order of `ids`, newest first.
+    /// - Returns: each image's count (0 for an image without comments).
+    func latestComments(ofImages ids: [String], perImage: Int, readers: PermissionSet,
+                        _ row: (_ imageId: String, _ className: String, _ row: SQLiteRow) -> Void) throws(ParseError) -> [String: Int] {
         guard let p = feedProjection, !ids.isEmpty, try schema(of: p.commentClass) != nil else { return [:] }
         let t = Self.table(p.commentClass)
         let image = SQLiteQueryCompiler.jsonPath(p.commentImageField)
@@ -211,23 +238,21 @@ extension SQLiteAdapter: FeedStore {
         let hiddenSQL = "SELECT \(image), count(*) FROM \(t) WHERE \(image) IN (\(Self.placeholders(ids.count))) AND \(Self.hiddenCommentsFilter) AND NOT \(acl) GROUP BY 1"
         return try guarded {
             try db.read { conn in
-                var out = [String: (count: Int, latest: [StoredObject])](minimumCapacity: ids.count)
-                for row in try conn.query(counts, ids.map { .text($0) }) {
-                    if let id = row[0].text { out[id] = (Int(row[1].integer ?? 0), []) }
+                var out = [String: Int](minimumCapacity: ids.count)
+                for r in try conn.query(counts, ids.map { .text($0) }) {
+                    if let id = r[0].text { out[id] = Int(r[1].integer ?? 0) }
                 }
                 if readers != nil, !out.isEmpty {
-                    for row in try conn.query(hiddenSQL, ids.map { .text($0) } + aclArgs) {
-                        if let id = row[0].text, let n = row[1].integer { out[id]?.count -= Int(n) }
+                    for r in try conn.query(hiddenSQL, ids.map { .text($0) } + aclArgs) {
+                        if let id = r[0].text, let n = r[1].integer { out[id]? -= Int(n) }
                     }
                 }
                 for id in ids {
-                    guard out[id] != nil else { out[id] = (0, []); continue }
+                    guard out[id] != nil else { out[id] = 0; continue }
                     guard perImage > 0 else { continue }
-                    var latest: [StoredObject] = []
-                    try conn.forEachRawRow(latestSQL, [.text(id)] + aclArgs + [.integer(Int64(perImage))]) { row in
-                        latest.append(try members.flatMap { Self.rowView(p.commentClass, row).object(members: $0) } ?? Self.decodeRow(p.commentClass, row))
+                    try conn.forEachRawRow(latestSQL, [.text(id)] + aclArgs + [.integer(Int64(perImage))]) { r in
+                        row(id, p.commentClass, r)
                     }
-                    out[id]?.latest = latest
                 }
                 return out
             }

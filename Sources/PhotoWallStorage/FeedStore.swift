@@ -48,6 +48,13 @@ public protocol FeedStore: Sendable {
     ///   whole comments.
     func comments(ofImages ids: [String], perImage: Int, readers: PermissionSet,
                   members: StoredMembers?) throws(ParseError) -> [String: (count: Int, latest: [StoredObject])]
+    /// `comments(ofImages:perImage:readers:members:)` with each latest comment handed to `body` as the
+    /// row's stored text (`StoredRowView`, valid only during the call; the ACL was applied by `readers`),
+    /// image by image in the order of `ids`, newest first, instead of decoded.
+    /// - Returns: each image's count, as `comments` counts; nil when the store doesn't hand out its
+    ///   rows' text (nothing was passed to `body`: the caller uses `comments`).
+    func forEachLatestComment(ofImages ids: [String], perImage: Int, readers: PermissionSet,
+                              _ body: (_ imageId: String, _ row: StoredRowView) -> Void) throws(ParseError) -> [String: Int]?
     /// The author count up to which `.perAuthor` is the cheaper strategy for the data as it is now
     /// (it grows with the number of images), or nil to leave it to the caller's fixed threshold.
     func suggestedFeedThreshold() -> Int?
@@ -64,6 +71,8 @@ extension FeedStore {
     public func comments(ofImages ids: [String], perImage: Int, readers: PermissionSet) throws(ParseError) -> [String: (count: Int, latest: [StoredObject])] {
         try comments(ofImages: ids, perImage: perImage, readers: readers, members: nil)
     }
+    public func forEachLatestComment(ofImages ids: [String], perImage: Int, readers: PermissionSet,
+                                     _ body: (_ imageId: String, _ row: StoredRowView) -> Void) throws(ParseError) -> [String: Int]? { nil }
     public func suggestedFeedThreshold() -> Int? { nil }
     public func readingOneSnapshot<T: Sendable>(_ body: () throws(ParseError) -> T) throws(ParseError) -> T { try body() }
 }

@@ -130,26 +130,30 @@ public final class FeedService: Sendable {
     /// counts and latest comments the viewer may read, and `nextCursor` (`next`, encoded); written
     /// straight into bytes (`JSONWriter`), keys sorted.
     func render(images: [ShownImage], next: FeedCursor?, auth: AuthContext, objects: ObjectService) throws(ParseError) -> [UInt8] {
-        let comments = try store.comments(ofImages: images.map(\.objectId), perImage: Self.latestComments, readers: auth.permissions,
-                                          members: Self.shownCommentFields)
+        let comments = try shownComments(ofImages: images.map(\.objectId), readers: auth.permissions)
         // Authors as `include=user` on these posts shows them (the private-user rule of `WallRules`):
         // the viewer in full, anyone else `objectId`, `name`, `fbId`; of those only these three.
         let imageAuthors = Set(images.compactMap(\.author))
         var commentAuthors = Set<String>()
-        for (_, c) in comments { for x in c.latest { if let u = x.fields["user"]?["objectId"]?.stringValue { commentAuthors.insert(u) } } }
+        for (_, c) in comments { for x in c.latest { if let u = x.author { commentAuthors.insert(u) } } }
         let (imageVia, commentVia) = (WallSchema.imageClass + ".user", WallSchema.commentClass + ".user")
         // One read of every author; each shown as the pointer that names it reveals it.
         let people = try objects.includedMembers(className: "_User", idsVia: [imageVia: imageAuthors, commentVia: commentAuthors], auth: auth,
                                                  members: ["fbId", "name"])
         var out = JSONWriter(capacity: 1024 * max(1, images.count))
         // An author `include` doesn't show (a user that no longer exists: both pointers reveal their
-        // targets) is named by `providerId` alone: a comment's `userFBId`; an image's isn't read (null).
-        func person(_ author: String?, providerId: JSON?) {
+        // targets) is named by `providerId` alone (JSON text): a comment's `userFBId`; an image's isn't
+        // read (null).
+        func person(_ author: String?, providerId: [UInt8]?) {
             guard let id = author else { out.null(); return }
-            let (fbId, name) = people[id].map { ($0[0] ?? .null, $0[1] ?? .null) } ?? (providerId ?? .null, .null)
             out.beginObject()
-            out.key("fbId"); out.value(fbId)
-            out.key("name"); out.value(name)
+            if let shown = people[id] {
+                out.key("fbId"); out.value(shown[0] ?? .null)
+                out.key("name"); out.value(shown[1] ?? .null)
+            } else {
+                out.key("fbId"); out.text(providerId)
+                out.key("name"); out.null()
+            }
             out.key("objectId"); out.string(id)
             out.endObject()
         }
@@ -180,10 +184,10 @@ public final class FeedService: Sendable {
             out.beginArray()
             for cm in c.latest.reversed() {
                 out.beginObject()
-                out.key("comment"); out.value(cm.fields["comment"] ?? .null)
+                out.key("comment"); out.text(cm.comment)
                 out.key("createdAt"); out.string(cm.createdAt.iso)
                 out.key("objectId"); out.string(cm.objectId)
-                out.key("user"); person(cm.fields["user"]?["objectId"]?.stringValue, providerId: cm.fields[WallSchema.authorField])
+                out.key("user"); person(cm.author, providerId: cm.providerId)
                 out.endObject()
             }
             out.endArray()
@@ -229,6 +233,24 @@ public final class FeedService: Sendable {
         }
         let byId = Dictionary(read.map { ($0.objectId, $0) }, uniquingKeysWith: { a, _ in a })
         return ids.compactMap { byId[$0] }
+    }
+
+    /// Each image's count of the comments `readers` may read by their ACL and its latest ones (newest
+    /// first), as the feed shows them (`ShownComment`): read from the rows' text where the store hands it
+    /// out (`FeedStore.forEachLatestComment`), else decoded (`FeedStore.comments`, `shownCommentFields`).
+    func shownComments(ofImages ids: [String], readers: PermissionSet) throws(ParseError) -> [String: (count: Int, latest: [ShownComment])] {
+        var out = [String: (count: Int, latest: [ShownComment])](minimumCapacity: ids.count)
+        var unreadable = false
+        let counts = try store.forEachLatestComment(ofImages: ids, perImage: Self.latestComments, readers: readers) { id, row in
+            guard !unreadable else { return }
+            if let c = ShownComment(row: row) { out[id, default: (0, [])].latest.append(c) } else { unreadable = true }
+        }
+        if let counts, !unreadable {
+            for (id, n) in counts { out[id, default: (0, [])].count = n }
+            return out
+        }
+        let decoded = try store.comments(ofImages: ids, perImage: Self.latestComments, readers: readers, members: Self.shownCommentFields)
+        return decoded.mapValues { ($0.count, $0.latest.map(ShownComment.init(_:))) }
     }
 
     /// Opaque cursor: base64url of `<createdAt ms>:<objectId>`.
@@ -300,5 +322,51 @@ struct ShownImage {
         guard whole, readable else { return nil }
         self.caption = caption; self.width = width; self.height = height
         self.image = image; self.thumbnail = thumbnail; self.display = display; self.author = author
+    }
+}
+
+/// A comment as the feed shows it (`FeedService.shownCommentFields`): `comment` and the author's provider
+/// id as JSON text, and the author's objectId, without a `[String: JSON]` per comment.
+struct ShownComment {
+    let objectId: String
+    let createdAt: ParseDate
+    /// `comment` and `userFBId` as JSON text; nil when absent (shown as null).
+    var comment: [UInt8]?, providerId: [UInt8]?
+    /// The objectId the `user` pointer names.
+    var author: String?
+
+    /// `WallSchema.authorField`'s bytes, as stored keys are compared.
+    static let providerKey = Array(WallSchema.authorField.utf8)
+
+    /// From a decoded comment (holding at least the shown fields).
+    init(_ o: StoredObject) {
+        objectId = o.objectId; createdAt = o.createdAt
+        comment = o.fields["comment"]?.serialized
+        providerId = o.fields[WallSchema.authorField]?.serialized
+        author = o.fields["user"]?["objectId"]?.stringValue
+    }
+
+    /// From a stored row's text: the shown values' text as stored, the author's id read in place when
+    /// stored plain (`StoredRowView.storedPointerId`), else decoded.
+    /// - Returns: nil when the text can't be read member by member (the caller decodes the comments).
+    init?(row: StoredRowView) {
+        objectId = String(decoding: row.objectId, as: UTF8.self); createdAt = row.createdAt
+        var readable = true
+        var (comment, providerId, author): ([UInt8]?, [UInt8]?, String?) = (nil, nil, nil)
+        let whole = JSON.forEachMember(ofObjectText: row.fieldsText) { key, value in
+            if key.bytesEqual("comment") { comment = Array(value) }
+            else if Self.providerKey.withUnsafeBufferPointer({ key.bytesEqual($0) }) { providerId = Array(value) }
+            else if key.bytesEqual("user") {
+                if let id = StoredRowView.storedPointerId(value) {
+                    author = String(decoding: id, as: UTF8.self)
+                } else if let v = try? JSON.parse(value) {
+                    author = v["objectId"]?.stringValue
+                } else {
+                    readable = false
+                }
+            }
+        }
+        guard whole, readable else { return nil }
+        self.comment = comment; self.providerId = providerId; self.author = author
     }
 }

@@ -123,6 +123,38 @@ import PhotoWallStorage
         #expect(try db.comments(ofImages: ["img1"], perImage: 3, readers: ["*", "u2"])["img1"]?.count == 4)
     }
 
+    /// `forEachLatestComment` hands out the rows `comments` decodes, in the same order, with the same
+    /// counts, for each reader; a store that hands out no stored text (PostgreSQL) says so with nil.
+    @Test(arguments: Backend.allCases)
+    func latestCommentRowsAreTheCommentsDecoded(_ backend: Backend) throws {
+        let db = try backend.open().db
+        let onlyU1 = ACL(entries: ["u1": ACL.Access(read: true, write: true)])
+        for i in 0..<7 {
+            let at = ParseDate(millisecondsSince1970: 1_000 + Int64(i))
+            try db.insert(StoredObject(className: "WallImageComment", objectId: "c\(i)", createdAt: at, updatedAt: at,
+                                       fields: ["imageObjectId": .string(i % 2 == 0 ? "img1" : "img2"), "comment": .string("n\(i) \"quoted\"")],
+                                       acl: i == 4 ? onlyU1 : nil))
+        }
+        for readers: PermissionSet in [["*", "u2"], ["*", "u1"], nil] {
+            let ids = ["img2", "img1", "img3"]
+            let decoded = try db.comments(ofImages: ids, perImage: 3, readers: readers)
+            var rows: [String: [StoredObject]] = [:]
+            let counts = try db.forEachLatestComment(ofImages: ids, perImage: 3, readers: readers) { id, row in
+                rows[id, default: []].append(row.object(members: StoredMembers(["comment", "imageObjectId"]))!)
+            }
+            guard let counts else {
+                #expect(backend == .postgres)
+                continue
+            }
+            #expect(backend == .sqlite)
+            for id in ids {
+                #expect(counts[id] ?? 0 == decoded[id]?.count ?? 0, "\(id) \(String(describing: readers))")
+                #expect(rows[id, default: []].map(\.objectId) == decoded[id]?.latest.map(\.objectId) ?? [])
+                #expect(rows[id, default: []].map(\.fields) == decoded[id]?.latest.map(\.fields) ?? [])
+            }
+        }
+    }
+
     /// An ACL entry a client chose to look like the public one in the stored readers (`x"*` is stored
     /// as `"x\"*"`, which holds `"*"`) doesn't make its row public: neither a query with readers nor the
     /// feed's comments and counts show it to anyone it doesn't name. (SQLite tells a public row by text:
