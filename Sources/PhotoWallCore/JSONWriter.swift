@@ -65,6 +65,17 @@ public struct JSONWriter: Sendable {
         follows = true
     }
 
+    /// A string value whose text `body` appends to `bytes` between the quotes: only string content,
+    /// escaped (`JSON.writeEscaped`) or known to need none (e.g. ASCII letters, digits, `%`, `&`, `=`).
+    /// For a value of many parts written without joining them (the feed's signed file URLs).
+    public mutating func string(writing body: (inout [UInt8]) -> Void) {
+        separate()
+        bytes.append(UInt8(ascii: "\""))
+        body(&bytes)
+        bytes.append(UInt8(ascii: "\""))
+        follows = true
+    }
+
     private mutating func separate() {
         if follows { bytes.append(UInt8(ascii: ",")) }
     }

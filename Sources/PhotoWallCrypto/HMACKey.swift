@@ -23,6 +23,20 @@ public struct HMACSHA256Key: Sendable {
         inner = i; outer = o
     }
 
+    /// The HMAC-SHA256 of the message `first` followed by `second` under the key, written to the first
+    /// 32 bytes of `digest` (at least 32 bytes long): `mac(first + second)` without joining the parts or
+    /// allocating.
+    public func mac(_ first: UnsafeRawBufferPointer, _ second: UnsafeRawBufferPointer, into digest: UnsafeMutableRawBufferPointer) {
+        precondition(digest.count >= 32, "an HMAC-SHA256 digest is 32 bytes")
+        var i = inner, o = outer
+        _ = SHA256_Update(&i, first.baseAddress, first.count)
+        _ = SHA256_Update(&i, second.baseAddress, second.count)
+        let d = digest.baseAddress!.assumingMemoryBound(to: UInt8.self)
+        _ = SHA256_Final(d, &i)
+        _ = SHA256_Update(&o, d, 32)
+        _ = SHA256_Final(d, &o)
+    }
+
     /// The 32-byte HMAC-SHA256 of `message` under the key.
     public func mac(_ message: some Collection<UInt8>) -> [UInt8] {
         var i = inner, o = outer

@@ -157,18 +157,25 @@ public final class FeedService: Sendable {
             out.key("objectId"); out.string(id)
             out.endObject()
         }
-        // `ServerConfig.fileURL` with its constant part made once per page; one expiry for the signatures.
-        let filesURL = objects.config.fileURL("")
+        // `ServerConfig.fileURL` with its constant part escaped once per page; one expiry for the signatures.
+        var filesURL: [UInt8] = []
+        var base = objects.config.fileURL("")
+        base.withUTF8 { JSON.writeEscaped(utf8: $0, into: &filesURL) }
         let signing = wall.visibility == .friends ? fileAccess?.signer() : nil
         func file(_ name: String?) {
             guard let name else { out.null(); return }
             out.beginObject()
             out.key("name"); out.string(name)
             out.key("url")
-            if let signing {
-                out.string(filesURL, ServerConfig.encodeURIComponent(name), "?", signing.signature(for: name))
-            } else {
-                out.string(filesURL, ServerConfig.encodeURIComponent(name))
+            out.string { text in
+                text.append(contentsOf: filesURL)
+                // Percent-encoded: only bytes JSON leaves as they are.
+                var encoded = ServerConfig.encodeURIComponent(name)
+                encoded.withUTF8 { text.append(contentsOf: $0) }
+                if let signing {
+                    text.append(UInt8(ascii: "?"))
+                    signing.appendSignature(for: name, to: &text)
+                }
             }
             out.endObject()
         }

@@ -40,22 +40,46 @@ public final class WallFileAccess: FileAccess {
     public struct Signer: Sendable {
         let key: HMACSHA256Key
         /// `exp=<exp>&sig=`, and the MAC's message after the name: `\n<exp>`.
-        let query: String, messageTail: [UInt8]
+        let query: [UInt8], messageTail: [UInt8]
 
         init(key: HMACSHA256Key, exp: Int64) {
-            self.key = key; query = "exp=\(exp)&sig="; messageTail = Array("\n\(exp)".utf8)
+            self.key = key; query = Array("exp=\(exp)&sig=".utf8); messageTail = Array("\n\(exp)".utf8)
         }
 
         /// `exp=<unix seconds>&sig=<32 hex digits>` for `name`.
-        public func signature(for name: String) -> String { query + mac(name) }
+        public func signature(for name: String) -> String {
+            var out: [UInt8] = []
+            appendSignature(for: name, to: &out)
+            return String(decoding: out, as: UTF8.self)
+        }
+
+        /// Appends `signature(for: name)`'s UTF-8 to `out` (ASCII, nothing JSON escapes), without a
+        /// `String` or an array on the way: the feed writes three per image.
+        public func appendSignature(for name: String, to out: inout [UInt8]) {
+            out.append(contentsOf: query)
+            appendMAC(name, to: &out)
+        }
+
+        /// Appends the first 16 bytes of HMAC-SHA256 over `<name>\n<exp>`, in lowercase hex.
+        func appendMAC(_ name: String, to out: inout [UInt8]) {
+            var name = name
+            withUnsafeTemporaryAllocation(byteCount: 32, alignment: 8) { digest in
+                name.withUTF8 { n in
+                    messageTail.withUnsafeBytes { key.mac(UnsafeRawBufferPointer(n), $0, into: digest) }
+                }
+                let hex: StaticString = "0123456789abcdef"
+                for b in digest.prefix(16) {
+                    out.append(hex.utf8Start[Int(b >> 4)])
+                    out.append(hex.utf8Start[Int(b & 15)])
+                }
+            }
+        }
 
         /// The first 16 bytes of HMAC-SHA256 over `<name>\n<exp>`, in hex.
         func mac(_ name: String) -> String {
-            var message: [UInt8] = []
-            message.reserveCapacity(name.utf8.count + messageTail.count)
-            message += name.utf8
-            message += messageTail
-            return Array(key.mac(message).prefix(16)).hexString
+            var out: [UInt8] = []
+            appendMAC(name, to: &out)
+            return String(decoding: out, as: UTF8.self)
         }
     }
 

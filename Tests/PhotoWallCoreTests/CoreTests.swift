@@ -171,6 +171,15 @@ import PhotoWallCrypto
             let k = HMACSHA256Key(key)
             for m in ["", "a", String(repeating: "x", count: 64), String(repeating: "y", count: 1000)] {
                 #expect(k.mac(Array(m.utf8)) == Crypto.hmacSHA256(key: key, message: Array(m.utf8)), "key \(n), message \(m.count)")
+                // The two-part form: the message split anywhere gives the same digest.
+                let bytes = Array(m.utf8)
+                for cut in Set([0, bytes.count / 3, bytes.count]) {
+                    var digest = [UInt8](repeating: 0, count: 32)
+                    bytes[..<cut].withUnsafeBytes { a in bytes[cut...].withUnsafeBytes { b in
+                        digest.withUnsafeMutableBytes { k.mac(a, b, into: $0) }
+                    } }
+                    #expect(digest == Crypto.hmacSHA256(key: key, message: bytes), "key \(n), message \(m.count), cut \(cut)")
+                }
             }
         }
     }

@@ -20,6 +20,9 @@ import Testing
             let expected = "exp=\(exp)&sig=" + Array(mac).hexString
             #expect(access.signature(for: name, now: now) == expected)
             #expect(signer.signature(for: name) == expected)
+            var appended = Array("url?".utf8)
+            signer.appendSignature(for: name, to: &appended)
+            #expect(appended == Array(("url?" + expected).utf8))
         }
     }
 }
