@@ -31,6 +31,10 @@ public final class FriendService: Sendable {
     /// When each user's list was synced, by Facebook id, for `refreshIfStale` when only freshness is
     /// asked (a read scope evaluated by the store against the graph needs no list).
     let syncTimes: ExpiringCache<String, ParseDate>
+    /// Friend counts read from the graph, by Facebook id, with the bound they were counted up to
+    /// (`friendCount(of:upTo:)`: the feed's strategy choice, once per page); kept and forgotten as the
+    /// lists are.
+    let counts: ExpiringCache<String, (count: Int, upTo: Int)>
     /// The users whose stale list a sync was tried for lately (`retrySeconds`), by Facebook id: a user
     /// whose provider token has expired, or a provider that is down, costs one provider call per user
     /// per `retrySeconds` instead of one per request that reads the list (each feed page did). Only
@@ -51,6 +55,7 @@ public final class FriendService: Sendable {
         self.graph = graph; self.providers = providers; self.ttlSeconds = ttlSeconds; self.logger = logger
         lists = ExpiringCache(ttlSeconds: cacheSeconds)
         syncTimes = ExpiringCache(ttlSeconds: cacheSeconds)
+        counts = ExpiringCache(ttlSeconds: cacheSeconds)
         // Never longer than the TTL: a list is still synced at least once per `ttlSeconds` that it is read.
         self.retrySeconds = max(0, min(retrySeconds, Double(ttlSeconds)))
         syncTries = ExpiringCache(ttlSeconds: self.retrySeconds)
@@ -65,6 +70,7 @@ public final class FriendService: Sendable {
             defer {
                 lists.invalidate { key, _ in key == fbId }
                 syncTimes.invalidate { key, _ in key == fbId }
+                counts.invalidate { key, _ in key == fbId }
             }
             try graph.replaceFriends(of: fbId, with: ids, syncedAt: ParseDate.now())
         } catch {
@@ -120,11 +126,17 @@ public final class FriendService: Sendable {
         return ids
     }
 
-    /// How many friends the user has, counted up to `limit` (min of the two), refreshed first when stale.
+    /// How many friends the user has, counted up to `limit` (min of the two), refreshed first when stale;
+    /// kept as the lists are (`cacheSeconds`, forgotten at each sync of the user).
     public func friendCount(of user: StoredObject, upTo limit: Int = .max) throws(ParseError) -> Int {
         guard let fbId = user.fields["fbId"]?.stringValue else { return 0 }
         try refreshIfStale(user)
-        return try graph.friendCount(of: fbId, upTo: limit)
+        // A count below its bound is exact; one at its bound answers any bound up to it.
+        if let known = counts.lookup(fbId), known.count < known.upTo || limit <= known.upTo { return min(known.count, limit) }
+        let generation = counts.generation()
+        let n = try graph.friendCount(of: fbId, upTo: limit)
+        counts.store(fbId, (n, limit), generation: generation)
+        return n
     }
 
     /// The wall ids whose posts `user` may see: their own and their friends'.

@@ -52,4 +52,22 @@ import Testing
         for _ in 0..<3 { try eager.refreshIfStale(user) }
         #expect(provider.calls.withLock { $0 } == 4)
     }
+
+    /// Counts are kept with the bound they were counted up to: a count that reached its bound answers
+    /// only bounds up to it, and a larger bound counts again.
+    @Test func aKeptFriendCountAnswersOnlyTheBoundsItCovers() throws {
+        let dir = NSTemporaryDirectory() + "/photowall-friends-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { removeTree(dir) }
+        let graph = try SQLiteAdapter(path: dir + "/photowall.sqlite", feedProjection: WallSchema.feedProjection)
+        let friends = FriendService(graph: graph, providers: [:], ttlSeconds: 3600, cacheSeconds: 30,
+                                    logger: Logger(label: "friends-test", level: .error))
+        try graph.replaceFriends(of: "3001", with: ["3002", "3003", "3004"], syncedAt: .now())
+        let user = StoredObject(className: "_User", objectId: "u3001", createdAt: .now(), updatedAt: .now(), fields: ["fbId": "3001"], acl: nil)
+        #expect(try friends.friendCount(of: user, upTo: 2) == 2)
+        #expect(try friends.friendCount(of: user, upTo: 1) == 1)
+        #expect(try friends.friendCount(of: user, upTo: 10) == 3)
+        #expect(try friends.friendCount(of: user, upTo: 2) == 2)
+        #expect(try friends.friendCount(of: user) == 3)
+    }
 }
