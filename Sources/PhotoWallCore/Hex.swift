@@ -17,6 +17,17 @@ extension Collection<UInt8> {
             return i
         }
     }
+
+    /// `hexString`'s digits appended to `out` as UTF-8, without a `String` (the feed's URL signatures
+    /// are written straight into its page).
+    @inlinable
+    public func appendHex(to out: inout [UInt8]) {
+        let digits: StaticString = "0123456789abcdef"
+        for b in self {
+            out.append(digits.utf8Start[Int(b >> 4)])
+            out.append(digits.utf8Start[Int(b & 15)])
+        }
+    }
 }
 
 public enum HexBytes {

@@ -52,19 +52,6 @@ public struct JSONWriter: Sendable {
         follows = true
     }
 
-    /// A string value made of parts, quoted and escaped as one: e.g. a URL and its query string,
-    /// without joining them into a `String` first.
-    public mutating func string(_ parts: String...) {
-        separate()
-        bytes.append(UInt8(ascii: "\""))
-        for part in parts {
-            var s = part
-            s.withUTF8 { JSON.writeEscaped(utf8: $0, into: &bytes) }
-        }
-        bytes.append(UInt8(ascii: "\""))
-        follows = true
-    }
-
     /// A string value whose text `body` appends to `bytes` between the quotes: only string content,
     /// escaped (`JSON.writeEscaped`) or known to need none (e.g. ASCII letters, digits, `%`, `&`, `=`).
     /// For a value of many parts written without joining them (the feed's signed file URLs).

@@ -202,15 +202,10 @@ extension SQLiteAdapter: FeedStore {
     public func comments(ofImages ids: [String], perImage: Int, readers: PermissionSet,
                          members: StoredMembers?) throws(ParseError) -> [String: (count: Int, latest: [StoredObject])] {
         var out = [String: (count: Int, latest: [StoredObject])](minimumCapacity: ids.count)
-        var failure: Error?
         let counts = try latestComments(ofImages: ids, perImage: perImage, readers: readers) { id, className, row in
-            guard failure == nil else { return }
-            do {
-                let comment = try members.flatMap { Self.rowView(className, row).object(members: $0) } ?? Self.decodeRow(className, row)
-                out[id, default: (0, [])].latest.append(comment)
-            } catch { failure = error }
+            let comment = try members.flatMap { Self.rowView(className, row).object(members: $0) } ?? Self.decodeRow(className, row)
+            out[id, default: (0, [])].latest.append(comment)
         }
-        if let failure { throw ParseError.internalError(failure) }
         for (id, n) in counts { out[id, default: (0, [])].count = n }
         return out
     }
@@ -226,8 +221,9 @@ extension SQLiteAdapter: FeedStore {
     /// comment's row (the comment class, its `columns`) handed to `row` as SQLite holds it, image by image
     /// in the order of `ids`, newest first.
     /// - Returns: each image's count (0 for an image without comments).
+    /// - Throws: what `row` throws, as `guarded` reports it.
     func latestComments(ofImages ids: [String], perImage: Int, readers: PermissionSet,
-                        _ row: (_ imageId: String, _ className: String, _ row: SQLiteRow) -> Void) throws(ParseError) -> [String: Int] {
+                        _ row: (_ imageId: String, _ className: String, _ row: SQLiteRow) throws -> Void) throws(ParseError) -> [String: Int] {
         guard let p = feedProjection, !ids.isEmpty, try schema(of: p.commentClass) != nil else { return [:] }
         let t = Self.table(p.commentClass)
         let image = SQLiteQueryCompiler.jsonPath(p.commentImageField)
@@ -251,7 +247,7 @@ extension SQLiteAdapter: FeedStore {
                     guard out[id] != nil else { out[id] = 0; continue }
                     guard perImage > 0 else { continue }
                     try conn.forEachRawRow(latestSQL, [.text(id)] + aclArgs + [.integer(Int64(perImage))]) { r in
-                        row(id, p.commentClass, r)
+                        try row(id, p.commentClass, r)
                     }
                 }
                 return out

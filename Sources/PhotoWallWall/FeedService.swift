@@ -157,10 +157,9 @@ public final class FeedService: Sendable {
             out.key("objectId"); out.string(id)
             out.endObject()
         }
-        // `ServerConfig.fileURL` with its constant part escaped once per page; one expiry for the signatures.
-        var filesURL: [UInt8] = []
-        var base = objects.config.fileURL("")
-        base.withUTF8 { JSON.writeEscaped(utf8: $0, into: &filesURL) }
+        // `ServerConfig.fileURL`'s constant part, escaped, once per page (without its opening quote);
+        // one expiry for the signatures.
+        let filesURL = objects.config.fileURLJSONPrefix().dropFirst()
         let signing = wall.visibility == .friends ? fileAccess?.signer() : nil
         func file(_ name: String?) {
             guard let name else { out.null(); return }
@@ -303,16 +302,11 @@ struct ShownImage {
     init?(row: StoredRowView) {
         objectId = String(decoding: row.objectId, as: UTF8.self); createdAt = row.createdAt
         var readable = true
-        // The string `member` of the JSON object `value` (a File's `name`, a pointer's `objectId`).
-        func string(_ member: String, of value: UnsafeBufferPointer<UInt8>) -> String? {
-            guard let v = try? JSON.parse(value) else { readable = false; return nil }
-            return v[member]?.stringValue
-        }
         func fileName(_ value: UnsafeBufferPointer<UInt8>) -> String? {
-            StoredRowView.storedFileName(value).map { String(decoding: $0, as: UTF8.self) } ?? string("name", of: value)
+            StoredValue.string(StoredRowView.storedFileName(value), else: "name", of: value, readable: &readable)
         }
         func pointerId(_ value: UnsafeBufferPointer<UInt8>) -> String? {
-            StoredRowView.storedPointerId(value).map { String(decoding: $0, as: UTF8.self) } ?? string("objectId", of: value)
+            StoredValue.string(StoredRowView.storedPointerId(value), else: "objectId", of: value, readable: &readable)
         }
         var (caption, width, height): ([UInt8]?, [UInt8]?, [UInt8]?) = (nil, nil, nil)
         var (image, thumbnail, display, author): (String?, String?, String?, String?) = (nil, nil, nil, nil)
@@ -364,16 +358,24 @@ struct ShownComment {
             if key.bytesEqual("comment") { comment = Array(value) }
             else if Self.providerKey.withUnsafeBufferPointer({ key.bytesEqual($0) }) { providerId = Array(value) }
             else if key.bytesEqual("user") {
-                if let id = StoredRowView.storedPointerId(value) {
-                    author = String(decoding: id, as: UTF8.self)
-                } else if let v = try? JSON.parse(value) {
-                    author = v["objectId"]?.stringValue
-                } else {
-                    readable = false
-                }
+                author = StoredValue.string(StoredRowView.storedPointerId(value), else: "objectId", of: value, readable: &readable)
             }
         }
         guard whole, readable else { return nil }
         self.comment = comment; self.providerId = providerId; self.author = author
+    }
+}
+
+/// A string the feed reads of a stored value (`ShownImage`, `ShownComment`): a File's `name`, a pointer's
+/// `objectId`.
+enum StoredValue {
+    /// `inPlace` (the bytes `StoredRowView.storedFileName` or `storedPointerId` found in `value`) as a
+    /// `String`; without them, the string `member` of `value` decoded. A `value` that is not JSON sets
+    /// `readable` to false (the caller decodes the whole row) and gives nil.
+    static func string(_ inPlace: UnsafeBufferPointer<UInt8>?, else member: String, of value: UnsafeBufferPointer<UInt8>,
+                       readable: inout Bool) -> String? {
+        if let inPlace { return String(decoding: inPlace, as: UTF8.self) }
+        guard let v = try? JSON.parse(value) else { readable = false; return nil }
+        return v[member]?.stringValue
     }
 }

@@ -67,11 +67,7 @@ public final class WallFileAccess: FileAccess {
                 name.withUTF8 { n in
                     messageTail.withUnsafeBytes { key.mac(UnsafeRawBufferPointer(n), $0, into: digest) }
                 }
-                let hex: StaticString = "0123456789abcdef"
-                for b in digest.prefix(16) {
-                    out.append(hex.utf8Start[Int(b >> 4)])
-                    out.append(hex.utf8Start[Int(b & 15)])
-                }
+                digest.prefix(16).appendHex(to: &out)
             }
         }
 

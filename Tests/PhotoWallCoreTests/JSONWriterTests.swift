@@ -17,7 +17,12 @@ import Testing
         w.text(Array("[2,3]".utf8))
         w.text(nil)
         w.endArray()
-        w.key("url"); w.string("http://h/files/a b", "?", "exp=1&sig=\"")
+        w.key("url")
+        w.string { text in
+            for part in ["http://h/files/a b", "?", "exp=1&sig=\""] {
+                Array(part.utf8).withUnsafeBufferPointer { JSON.writeEscaped(utf8: $0, into: &text) }
+            }
+        }
         w.endObject()
         let expected: JSON = [
             "a": 1, "empty": [],

@@ -25,11 +25,20 @@ import Testing
         }
     }
 
-    @Test func aFailedSyncIsTriedOncePerRetryIntervalNotOncePerRead() throws {
+    /// A real SQLite friend graph in a fresh temporary folder, removed with it.
+    final class GraphFolder {
         let dir = NSTemporaryDirectory() + "/photowall-friends-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { removeTree(dir) }
-        let graph = try SQLiteAdapter(path: dir + "/photowall.sqlite", feedProjection: WallSchema.feedProjection)
+        let graph: SQLiteAdapter
+        init() throws {
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            graph = try SQLiteAdapter(path: dir + "/photowall.sqlite", feedProjection: WallSchema.feedProjection)
+        }
+        deinit { removeTree(dir) }
+    }
+
+    @Test func aFailedSyncIsTriedOncePerRetryIntervalNotOncePerRead() throws {
+        let folder = try GraphFolder()
+        let graph = folder.graph
         // Nothing listens on port 1: every sync fails at once, as when the provider is down.
         let provider = CountedProvider(FacebookGraphProvider(baseURL: "http://127.0.0.1:1/v19.0", appIds: ["1"], appSecret: nil,
                                                              timeoutSeconds: 2))
@@ -56,10 +65,8 @@ import Testing
     /// Counts are kept with the bound they were counted up to: a count that reached its bound answers
     /// only bounds up to it, and a larger bound counts again.
     @Test func aKeptFriendCountAnswersOnlyTheBoundsItCovers() throws {
-        let dir = NSTemporaryDirectory() + "/photowall-friends-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { removeTree(dir) }
-        let graph = try SQLiteAdapter(path: dir + "/photowall.sqlite", feedProjection: WallSchema.feedProjection)
+        let folder = try GraphFolder()
+        let graph = folder.graph
         let friends = FriendService(graph: graph, providers: [:], ttlSeconds: 3600, cacheSeconds: 30,
                                     logger: Logger(label: "friends-test", level: .error))
         try graph.replaceFriends(of: "3001", with: ["3002", "3003", "3004"], syncedAt: .now())
