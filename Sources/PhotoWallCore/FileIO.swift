@@ -129,7 +129,7 @@ public enum AtomicFile {
     /// `fsync` of `path`'s directory. `fd` is closed in every case; `temporary` is removed when the
     /// rename fails. - Throws: `POSIXFailure` for the `fsync` of the file or the `rename`.
     public static func publish(_ fd: Int32, temporary: String, as path: String) throws(POSIXFailure) {
-        guard fsync(fd) == 0 else {
+        guard WorkerPool.blocking({ fsync(fd) }) == 0 else {
             let code = errno
             close(fd); unlink(temporary)
             throw POSIXFailure(call: "fsync \(temporary)", code: code)
@@ -147,6 +147,6 @@ public enum AtomicFile {
     public static func syncDirectory(of path: String) {
         let dir = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
         let dfd = open(dir.isEmpty ? "/" : dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dfd >= 0 { fsync(dfd); close(dfd) }
+        if dfd >= 0 { _ = WorkerPool.blocking { fsync(dfd) }; close(dfd) }
     }
 }

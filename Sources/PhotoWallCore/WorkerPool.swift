@@ -16,6 +16,18 @@ import Glibc
 /// queues for work that blocks: on Linux their pool adds a thread only about once a second while its
 /// threads are blocked, so one job stuck on a disk or a network stalls the jobs queued behind it.
 ///
+/// At most `activeLimit` jobs run at once outside `WorkerPool.blocking` regions (a slot each); the
+/// others stay queued, first in, first out. A job that waits on the world outside the process (a
+/// disk's sync, a network round trip, a client's next bytes) inside `WorkerPool.blocking` gives its
+/// slot back for that time, so the next job starts: the way Java's `ForkJoinPool.managedBlock` and
+/// Go's scheduler (a goroutine in a system call hands over its P) keep a CPU-sized set of threads
+/// running while others wait. A wait for CPU work of this process on another thread (a thumbnail
+/// render, the SQLite writer) keeps its slot: giving it back would only admit more work to queue
+/// for the same cores. So a pool can have many threads for the jobs that block without admitting as
+/// many jobs to the cores at once: under load the jobs beyond the limit wait in this queue, all
+/// alike, instead of each running on a thirty-second of the CPU (and the threads they wait for, the
+/// renders and the writer, on as little), where a job's latency grows with the work admitted.
+///
 /// With an `Overflow`, a job that has waited in the queue longer than `Overflow.after` is handed to
 /// the overflow pool instead, by a watchdog thread: a few jobs that run long (a hostile query, say)
 /// then hold only their own threads, and the jobs queued behind them still start, on the other pool.
@@ -37,6 +49,11 @@ public final class WorkerPool: Sendable {
         var watchdogIdle = false
         /// Threads waiting for a job (indexes into `wakeUps`), the one idle last at the end.
         var idle: [Int] = []
+        /// Per thread: woken with a slot (`granted`), which it holds from then on.
+        var granted: [Bool]
+        init(threadCount: Int) { granted = Array(repeating: false, count: threadCount) }
+
+        var hasQueuedJobs: Bool { head < jobs.count }
 
         /// Removes and returns the job at the head.
         mutating func popFirst() -> (job: Job, queued: ContinuousClock.Instant)? {
@@ -55,8 +72,19 @@ public final class WorkerPool: Sendable {
     }
 
     public let threadCount: Int
+    /// Jobs that may run at once outside `blocking` regions (1...threadCount).
+    public let activeLimit: Int
     public let overflow: Overflow?
-    private let queue = Mutex(Queue())
+    private let queue: Mutex<Queue>
+    /// Slots held: threads running a job outside a `blocking` region, or woken with a slot to take one.
+    /// At most `activeLimit`, except after a `blocking` region ends (its thread takes its slot back
+    /// without waiting; no job starts while the count is at or over the limit). An atomic, not in
+    /// `queue`, so a `blocking` region costs no lock while nothing is queued.
+    private let slots = Atomic<Int>(0)
+    /// Jobs queued (`Queue.jobs` from `head`), written under `queue`'s lock. Sequentially consistent
+    /// with `slots`: a submit stores it and then reads `slots`; a thread entering a `blocking` region
+    /// lowers `slots` and then reads it; so one of the two always sees the other and grants the slot.
+    private let queuedJobs = Atomic<Int>(0)
     /// One per thread: signalled once each time the thread is taken off `Queue.idle` (by a submit, or
     /// by `stop()`). A thread woken for a job another thread took first (or the watchdog moved) finds
     /// the queue empty and goes back on the idle stack.
@@ -65,11 +93,16 @@ public final class WorkerPool: Sendable {
     private let watchdogWake = DispatchSemaphore(value: 0)
 
     /// Starts `threadCount` detached threads named `name-0`, `name-1`, … (names cut to 15 bytes), and
-    /// with `overflow` a watchdog thread `name-w`.
-    public init(threadCount: Int, name: String, overflow: Overflow? = nil) {
+    /// with `overflow` a watchdog thread `name-w`. `activeLimit` (default `threadCount`: no limit beyond
+    /// the threads) caps the jobs running outside `blocking` regions; it must be in 1...threadCount.
+    public init(threadCount: Int, activeLimit: Int? = nil, name: String, overflow: Overflow? = nil) {
         precondition(threadCount > 0, "a worker pool needs at least one thread")
+        let activeLimit = activeLimit ?? threadCount
+        precondition((1...threadCount).contains(activeLimit), "a worker pool's active limit must be in 1...threadCount")
         self.threadCount = threadCount
+        self.activeLimit = activeLimit
         self.overflow = overflow
+        queue = Mutex(Queue(threadCount: threadCount))
         wakeUps = (0..<threadCount).map { _ in DispatchSemaphore(value: 0) }
         for i in 0..<threadCount { spawnThread(name: "\(name)-\(i)", index: i, main: workerThreadMain) }
         if overflow != nil { spawnThread(name: "\(name)-w", index: -1, main: watchdogThreadMain) }
@@ -87,13 +120,60 @@ public final class WorkerPool: Sendable {
         let (accepted, wakeWatchdog, thread) = queue.withLock { q -> (Bool, Bool, Int?) in
             guard !q.stopping else { return (false, false, nil) }
             q.jobs.append((job, queued))
+            queuedJobs.store(q.jobs.count - q.head, ordering: .sequentiallyConsistent)
             defer { q.watchdogIdle = false }
-            return (true, q.watchdogIdle, q.idle.popLast())
+            return (true, q.watchdogIdle, grantSlot(&q))
         }
         guard accepted else { return false }
         if let thread { wakeUps[thread].signal() }
         if wakeWatchdog { watchdogWake.signal() }
         return true
+    }
+
+    /// Takes the thread idle last off the idle stack with a slot, when a slot is free and one is idle.
+    /// - Returns: the thread to wake.
+    private func grantSlot(_ q: inout Queue) -> Int? {
+        guard !q.idle.isEmpty, takeSlot() else { return nil }
+        let thread = q.idle.removeLast()
+        q.granted[thread] = true
+        return thread
+    }
+
+    /// Takes a slot when fewer than `activeLimit` are held. - Returns: whether it took one.
+    private func takeSlot() -> Bool {
+        var held = slots.load(ordering: .sequentiallyConsistent)
+        while held < activeLimit {
+            let (exchanged, now) = slots.compareExchange(expected: held, desired: held + 1, ordering: .sequentiallyConsistent)
+            if exchanged { return true }
+            held = now
+        }
+        return false
+    }
+
+    /// Runs `body`, which waits on something outside the process (a disk's sync, a network round
+    /// trip, another request's client), with the calling thread's slot in its pool given back
+    /// meanwhile, so a queued job may start. The slot is taken back when `body` returns or throws,
+    /// without waiting. Nested calls give it back once. On a thread that is not a pool's it only runs
+    /// `body`. Adapters call it around such waits (`fsync`, a libpq or libcurl call); a wait left
+    /// unmarked only holds its slot longer. Not for waits on this process's CPU work (see the type).
+    public static func blocking<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+        guard let raw = pthread_getspecific(workerThreadKey) else { return try body() }
+        let state = Unmanaged<WorkerThreadState>.fromOpaque(raw).takeUnretainedValue()
+        state.blockingDepth += 1
+        if state.blockingDepth == 1 { state.pool.releaseSlot() }
+        defer {
+            state.blockingDepth -= 1
+            if state.blockingDepth == 0 { state.pool.slots.add(1, ordering: .sequentiallyConsistent) }
+        }
+        return try body()
+    }
+
+    /// A thread entering a `blocking` region: its slot goes to an idle thread when a job is queued.
+    private func releaseSlot() {
+        slots.subtract(1, ordering: .sequentiallyConsistent)
+        guard queuedJobs.load(ordering: .sequentiallyConsistent) > 0 else { return }
+        let thread = queue.withLock { q in q.hasQueuedJobs ? grantSlot(&q) : nil }
+        if let thread { wakeUps[thread].signal() }
     }
 
     /// How many threads wait for a job at this moment (a snapshot: it may change at once).
@@ -104,6 +184,7 @@ public final class WorkerPool: Sendable {
     public func stop() {
         let (first, idle) = queue.withLock { q in
             defer { q.stopping = true; q.idle = [] }
+            // Jobs still queued are run by the threads holding slots; an idle thread holds none.
             return (!q.stopping, q.idle)
         }
         guard first else { return }
@@ -112,15 +193,37 @@ public final class WorkerPool: Sendable {
         if overflow != nil { watchdogWake.signal() }
     }
 
-    /// Thread `index`: runs queued jobs; with none, goes on the idle stack and waits to be taken off it.
+    /// Thread `index`: runs queued jobs while it holds a slot; with none queued (or no slot free), gives
+    /// its slot back, goes on the idle stack and waits to be taken off it.
     fileprivate func runLoop(index: Int) {
+        // The thread's state for `blocking`, found through the thread-specific key; it outlives every job.
+        let state = WorkerThreadState(pool: self)
+        pthread_setspecific(workerThreadKey, Unmanaged.passUnretained(state).toOpaque())
+        defer { pthread_setspecific(workerThreadKey, nil) }
+        var holdsSlot = false
         while true {
-            let (job, exit): (Job?, Bool) = queue.withLock { q in
-                if let entry = q.popFirst() { return (entry.job, false) }
-                if q.stopping { return (nil, true) }
+            let (job, exit, lingering): (Job?, Bool, [Int]) = queue.withLock { q in
+                if q.granted[index] { q.granted[index] = false; holdsSlot = true }
+                // Over the limit (threads back from `blocking` regions): this one waits, idle.
+                if holdsSlot, slots.load(ordering: .sequentiallyConsistent) > activeLimit {
+                    slots.subtract(1, ordering: .sequentiallyConsistent); holdsSlot = false
+                }
+                if !holdsSlot, q.hasQueuedJobs, takeSlot() { holdsSlot = true }
+                if holdsSlot, let entry = q.popFirst() {
+                    queuedJobs.store(q.jobs.count - q.head, ordering: .sequentiallyConsistent)
+                    return (entry.job, false, [])
+                }
+                if holdsSlot { slots.subtract(1, ordering: .sequentiallyConsistent); holdsSlot = false }
+                if q.stopping && !q.hasQueuedJobs {
+                    // Threads that went idle after `stop()` (woken by it while every slot was taken)
+                    // exit too, now that the queue is empty.
+                    defer { q.idle = [] }
+                    return (nil, true, q.idle)
+                }
                 q.idle.append(index)
-                return (nil, false)
+                return (nil, false, [])
             }
+            for thread in lingering { wakeUps[thread].signal() }
             if let job { job() } else if exit { return } else { wakeUps[index].wait() }
         }
     }
@@ -137,6 +240,7 @@ public final class WorkerPool: Sendable {
                 while q.head < q.jobs.count, now - q.jobs[q.head].queued >= overflow.after {
                     late.append(q.popFirst()!.job)
                 }
+                queuedJobs.store(q.jobs.count - q.head, ordering: .sequentiallyConsistent)
                 if q.head < q.jobs.count { return (late, q.jobs[q.head].queued + overflow.after, false) }
                 q.watchdogIdle = true
                 return (late, nil, false)
@@ -169,6 +273,23 @@ public final class WorkerPool: Sendable {
         precondition(rc == 0, "pthread_create failed with \(rc)")
     }
 }
+
+/// A pool thread's state for `WorkerPool.blocking`, reached through `workerThreadKey`.
+// @unchecked Sendable: only its own thread reads or writes `blockingDepth` (the key is per thread).
+private final class WorkerThreadState: @unchecked Sendable {
+    unowned let pool: WorkerPool
+    var blockingDepth = 0
+    init(pool: WorkerPool) { self.pool = pool }
+}
+
+/// The thread-specific key under which a pool thread keeps its `WorkerThreadState` (unretained: the
+/// thread's run loop holds it). Created once, never deleted.
+private let workerThreadKey: pthread_key_t = {
+    var key = pthread_key_t()
+    let rc = pthread_key_create(&key, nil)
+    precondition(rc == 0, "pthread_key_create failed with \(rc)")
+    return key
+}()
 
 /// What a new worker thread needs; handed over through pthread's `void *` argument.
 private final class WorkerThreadStart: Sendable {

@@ -1,5 +1,6 @@
 internal import CCurl
 internal import CCurlShim
+import PhotoWallCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -153,7 +154,8 @@ package final class EasyHandle {
         check(CCurlShim_easy_setopt_pointer(rawHandle, CURLOPT_HTTPHEADER, headerList))
         guard ok else { throw CurlError(.internalError, "libcurl refused an option for \(request.method) \(request.url).") }
 
-        let rc = curl_easy_perform(rawHandle)
+        // The transfer waits on the network: a `WorkerPool.blocking` region.
+        let rc = WorkerPool.blocking { curl_easy_perform(rawHandle) }
         if rc != CURLE_OK { throw transferError(rc, request) }
         var status = 0
         CCurlShim_easy_getinfo_long(rawHandle, CURLINFO_RESPONSE_CODE, &status)

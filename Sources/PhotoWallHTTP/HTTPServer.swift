@@ -10,7 +10,8 @@ import Glibc
 /// An HTTP/1.1 server on libmicrohttpd that answers requests through a `Router`.
 ///
 /// Event threads (poll(2); see CMHDShim for why not epoll) parse requests and move bytes; route handlers run on a separate pool of
-/// `workerThreads` OS threads, so they may block. Request bodies are limited per route and streamed
+/// `workerThreads` OS threads, so they may block (at most `activeWorkerThreads` of them run at once
+/// outside the waits marked `WorkerPool.blocking`). Request bodies are limited per route and streamed
 /// or buffered as the route's `RoutePlan` says; every response carries `X-Request-Id`.
 ///
 /// ```swift
@@ -126,6 +127,7 @@ public final class HTTPServer: Sendable {
         guard (0...65535).contains(c.port) else { throw invalid("port must be 0–65535, got \(c.port)") }
         guard (1...1024).contains(c.eventThreads) else { throw invalid("eventThreads must be 1–1024") }
         guard (1...4096).contains(c.workerThreads) else { throw invalid("workerThreads must be 1–4096") }
+        guard c.activeWorkerThreads >= 1 else { throw invalid("activeWorkerThreads must be at least 1") }
         guard (1...4096).contains(c.localWorkerThreads) else { throw invalid("localWorkerThreads must be 1–4096") }
         guard c.localQueueWaitLimit >= .zero else { throw invalid("localQueueWaitLimit must not be negative") }
         guard c.connectionMemoryLimitBytes >= 4096 else { throw invalid("connectionMemoryLimitBytes must be at least 4096") }

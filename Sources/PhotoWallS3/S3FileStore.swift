@@ -360,7 +360,7 @@ final class S3PartPump: Sendable {
     /// Waits for every queued part. - Returns: the multipart upload id and the parts sent, by number.
     /// - Throws: the first part's or the creation's `S3Error`.
     func finish() throws(S3Error) -> (uploadId: String, parts: [S3CompletedPart]) {
-        drainers.wait()
+        WorkerPool.blocking { drainers.wait() }
         let s = state.withLock { ($0.failure, $0.parts) }
         if let failure = s.0 { throw failure }
         guard let id = uploadId.withLock({ $0 }) else {
@@ -373,7 +373,7 @@ final class S3PartPump: Sendable {
     /// - Returns: the multipart upload id to abort, if one was created.
     func cancel() -> String? {
         state.withLock { $0.cancelled = true }
-        drainers.wait()
+        WorkerPool.blocking { drainers.wait() }
         return uploadId.withLock { $0 }
     }
 }

@@ -279,7 +279,12 @@ final class WALGroupSync: @unchecked Sendable {
 
     /// Returns once an `fdatasync` of the WAL that began after commit `commit` has succeeded.
     /// - Throws: `SQLiteError` 4874 (`SQLITE_IOERR_FSYNC`) once any sync of the WAL has failed.
+    /// The wait and the sync are a `WorkerPool.blocking` region.
     func waitUntilDurable(_ commit: UInt64) throws {
+        try WorkerPool.blocking { () throws in try waitUntilDurableBlocking(commit) }
+    }
+
+    private func waitUntilDurableBlocking(_ commit: UInt64) throws {
         try lock.withLock {
             while syncedCount < commit {
                 guard !failed else {

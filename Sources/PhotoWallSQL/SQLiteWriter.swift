@@ -67,6 +67,9 @@ final class SQLiteWriter: @unchecked Sendable {
             return true
         }
         guard accepted else { throw SQLiteError(code: SQLITE_MISUSE, message: "the database is closing", sql: nil) }
+        // Keeps the caller's worker slot (not `WorkerPool.blocking`): the writer's work is this machine's
+        // CPU, and a slot given back would only queue more writes behind it. The WAL's sync is waited
+        // for in `waitUntilDurable`, which gives the slot back.
         job.finished.wait()
         if let failure = job.failure { throw failure }
         return job.commit

@@ -125,6 +125,8 @@ public final class ThumbnailService: Sendable {
             })
             done.signal()
         }
+        // Not a `WorkerPool.blocking` wait: the render is CPU work of this same machine, so this request
+        // keeps its worker slot (a slot given back would only admit more work to queue for the cores).
         done.wait()
         switch result.get()! {
         case .success(let m): return m

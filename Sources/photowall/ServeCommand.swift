@@ -43,6 +43,8 @@ enum ServeCommand {
                                  kept-alive connection counted after the 30 s idle timeout)
                                  (PHOTOWALL_REQUEST_HEAD_TIMEOUT; default 10; 0 = none)
           --worker-threads N     handler threads (PHOTOWALL_WORKER_THREADS; default 32)
+          --active-workers N     handlers running at once outside their waits on disks and networks
+                                 (PHOTOWALL_ACTIVE_WORKERS; default four per core, at most --worker-threads)
           --local-threads N      threads for CPU-only handlers, SQLite queries among them, first in, first out
                                  (PHOTOWALL_LOCAL_THREADS; default one per core)
 
@@ -114,7 +116,7 @@ enum ServeCommand {
         do {
             let o = try Options(args, known: ["port", "host", "data-dir", "database", "files", "app-id", "master-key", "rest-key", "client-key",
                                               "javascript-key", "public-url", "max-upload-size", "max-json-size", "session-length",
-                                              "worker-threads", "local-threads", "max-connections", "max-connections-per-ip", "live-connections-per-ip", "live-ping-interval", "request-head-timeout", "query-time-limit", "log-level", "thumbnail-size", "display-size", "upload-expiry", "upload-reaper-interval", "upload-orphan-age", "upload-stall-timeout",
+                                              "worker-threads", "active-workers", "local-threads", "max-connections", "max-connections-per-ip", "live-connections-per-ip", "live-ping-interval", "request-head-timeout", "query-time-limit", "log-level", "thumbnail-size", "display-size", "upload-expiry", "upload-reaper-interval", "upload-orphan-age", "upload-stall-timeout",
                                               "facebook-url", "facebook-app-id", "facebook-app-secret", "friend-sync-ttl",
                                               "wall-visibility", "feed-threshold", "web-root", "facebook-dialog-url"],
                                 flags: ["help", "allow-client-class-creation", "stop-on-stdin-eof"])
@@ -165,6 +167,10 @@ enum ServeCommand {
         if let w = o.value("worker-threads", env: ["PHOTOWALL_WORKER_THREADS"]) {
             guard let n = Int(w), n > 0 else { throw UsageError(description: "bad --worker-threads '\(w)'") }
             httpConfig.workerThreads = n
+        }
+        if let a = o.value("active-workers", env: ["PHOTOWALL_ACTIVE_WORKERS"]) {
+            guard let n = Int(a), (1...4096).contains(n) else { throw UsageError(description: "bad --active-workers '\(a)' (1–4096)") }
+            httpConfig.activeWorkerThreads = n
         }
         if let l = o.value("local-threads", env: ["PHOTOWALL_LOCAL_THREADS"]) {
             guard let n = Int(l), (1...4096).contains(n) else { throw UsageError(description: "bad --local-threads '\(l)' (1–4096)") }

@@ -75,4 +75,74 @@ import Testing
         #expect(all.wait(timeout: .now() + 20) == .success)
         #expect(counts.withLock { $0 } == [Int](repeating: 1, count: 400))
     }
+
+    /// With an active limit of 2 on 8 threads, eight jobs that keep their thread (sleeping outside any
+    /// `blocking` region) run two at a time, and all of them run.
+    @Test func noMoreThanTheActiveLimitRunAtOnce() {
+        let pool = WorkerPool(threadCount: 8, activeLimit: 2, name: "pool-limit")
+        defer { pool.stop() }
+        let running = Mutex((now: 0, most: 0, ran: 0))
+        let all = DispatchGroup()
+        for _ in 0..<8 {
+            all.enter()
+            pool.submit {
+                running.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
+                usleep(20_000)
+                running.withLock { $0.now -= 1; $0.ran += 1 }
+                all.leave()
+            }
+        }
+        #expect(all.wait(timeout: .now() + 20) == .success)
+        let seen = running.withLock { $0 }
+        #expect(seen.most == 2 && seen.ran == 8, "\(seen)")
+    }
+
+    /// With one slot on two threads: a job that waits for the next one inside `WorkerPool.blocking`
+    /// gives its slot back, so the next job starts and the wait ends; the same wait outside a `blocking`
+    /// region keeps the slot, and the next job starts only after it (the wait times out).
+    @Test func aJobWaitingInABlockingRegionLetsTheNextOneStart() {
+        let pool = WorkerPool(threadCount: 2, activeLimit: 1, name: "pool-block")
+        defer { pool.stop() }
+        for marked in [true, false] {
+            let nextStarted = DispatchSemaphore(value: 0)
+            let outcome = Mutex<DispatchTimeoutResult?>(nil)
+            let both = DispatchGroup()
+            both.enter(); both.enter()
+            pool.submit {
+                let wait = { nextStarted.wait(timeout: .now() + (marked ? 10 : 0.3)) }
+                let r = marked ? WorkerPool.blocking(wait) : wait()
+                outcome.withLock { $0 = r }
+                both.leave()
+            }
+            pool.submit { nextStarted.signal(); both.leave() }
+            #expect(both.wait(timeout: .now() + 20) == .success)
+            #expect(outcome.withLock { $0 } == (marked ? .success : .timedOut), "marked: \(marked)")
+        }
+        // Outside a pool thread it only runs the body.
+        #expect(WorkerPool.blocking { 7 } == 7)
+    }
+
+    /// `stop()` while every slot is taken and jobs are queued: the queued jobs run, then every thread
+    /// exits, also those `stop()` woke while no slot was free (they must not wait forever).
+    @Test func stopEndsEveryThreadWhenSlotsWereFull() {
+        let pool = WorkerPool(threadCount: 4, activeLimit: 1, name: "pool-stopfull")
+        let gate = DispatchSemaphore(value: 0)
+        let ran = Mutex(0)
+        pool.submit { gate.wait(); ran.withLock { $0 += 1 } }
+        for _ in 0..<3 { pool.submit { ran.withLock { $0 += 1 } } }
+        // The first job holds the one slot; the other three threads wait, idle.
+        for _ in 0..<10_000 where pool.idleThreadCount < 3 { usleep(1_000) }
+        #expect(pool.idleThreadCount == 3)
+        pool.stop()
+        gate.signal()
+        func threadsLeft() -> Int {
+            let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+            return tasks.filter {
+                ((try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8)) ?? "").hasPrefix("pool-stopfull")
+            }.count
+        }
+        for _ in 0..<10_000 where threadsLeft() > 0 || ran.withLock({ $0 }) < 4 { usleep(1_000) }
+        #expect(ran.withLock { $0 } == 4)
+        #expect(threadsLeft() == 0)
+    }
 }

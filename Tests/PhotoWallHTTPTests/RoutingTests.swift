@@ -146,6 +146,48 @@ struct RoutingTests {
         }
     }
 
+    /// `activeWorkerThreads`: with one slot on four worker threads, handlers that keep their thread
+    /// (CPU work, here a sleep outside any `blocking` region) run one at a time, first in, first out;
+    /// handlers waiting inside `WorkerPool.blocking` (as the adapters wait on fsync, libpq and libcurl)
+    /// give their slot back, so all four are in at once (each waits until it sees the other three).
+    @Test func handlersBeyondTheActiveLimitWaitUnlessTheyBlock() throws {
+        let running = Box(0), mostAtOnce = Box(0), everyoneIn = Box(false)
+        var router = Router()
+        router.add("POST", "/cpu") { _ in
+            .buffered(maxBodyBytes: 0) { _ in
+                let now = running.update { $0 += 1; return $0 }
+                mostAtOnce.update { $0 = max($0, now) }
+                usleep(50_000)
+                running.update { $0 -= 1 }
+                return .text("cpu", status: 200)
+            }
+        }
+        router.add("POST", "/wait") { _ in
+            .buffered(maxBodyBytes: 0) { _ in
+                let allIn = WorkerPool.blocking { () -> Bool in
+                    if running.update({ $0 += 1; return $0 }) == 4 { everyoneIn.update { $0 = true } }
+                    for _ in 0..<10_000 { if everyoneIn.value { return true }; usleep(1_000) }
+                    return false
+                }
+                return .text(allIn ? "all in" : "alone", status: 200)
+            }
+        }
+        try withServer(router, configure: { $0.workerThreads = 4; $0.activeWorkerThreads = 1 }) { _, port, _ in
+            for path in ["/cpu", "/wait"] {
+                let answers = Box<[String]>([])
+                let clients = (0..<4).map { _ in
+                    TestThread {
+                        guard let client = try? TestHTTPClient(port: port), let r = try? client.request("POST", path) else { return }
+                        answers.update { $0.append("\(r.status) \(r.text)") }
+                    }
+                }
+                for client in clients { #expect(client.join()) }
+                #expect(answers.value == Array(repeating: path == "/cpu" ? "200 cpu" : "200 all in", count: 4), "\(path)")
+            }
+            #expect(mostAtOnce.value == 1)
+        }
+    }
+
     @Test func unknownPathUsesFallback() throws {
         try withServer(Router()) { _, port, _ in
             let r = try TestHTTPClient(port: port).request("GET", "/nope")

@@ -33,7 +33,9 @@ final class Engine: Sendable {
         self.routes = routes
         self.configuration = configuration
         self.logger = configuration.logger
-        self.workers = WorkerPool(threadCount: configuration.workerThreads, name: "http-worker")
+        self.workers = WorkerPool(threadCount: configuration.workerThreads,
+                                  activeLimit: min(configuration.activeWorkerThreads, configuration.workerThreads),
+                                  name: "http-worker")
         self.localWorkers = WorkerPool(threadCount: configuration.localWorkerThreads, name: "http-local",
                                        overflow: .init(pool: workers, after: configuration.localQueueWaitLimit))
     }

@@ -45,7 +45,7 @@ public final class PostgresConnection: @unchecked Sendable {
     /// - Throws: `PostgresError` (no SQLSTATE) when the server can't be reached or refuses.
     init(conninfo: String, counter: RoundTripCounter?) throws(PostgresError) {
         self.counter = counter
-        guard let conn = PQconnectdb(conninfo) else {
+        guard let conn = WorkerPool.blocking({ PQconnectdb(conninfo) }) else {
             throw PostgresError(sqlState: "", message: "libpq could not allocate a connection", sql: nil)
         }
         guard PQstatus(conn) == CONNECTION_OK else {
@@ -68,7 +68,7 @@ public final class PostgresConnection: @unchecked Sendable {
     public func execute(_ sql: String) throws(PostgresError) -> PostgresRows {
         try readUnanswered()
         counter?.add()
-        let result = PQexec(rawHandle, sql)
+        let result = WorkerPool.blocking { PQexec(rawHandle, sql) }
         return try consume(result, sql: sql)
     }
 
@@ -89,8 +89,9 @@ public final class PostgresConnection: @unchecked Sendable {
         defer { for p in cStrings { free(p) } }
         let pointers: [UnsafePointer<CChar>?] = cStrings.map { $0.map { UnsafePointer($0) } }
         counter?.add()
+        // A round trip: a `WorkerPool.blocking` region, as every wait on the server here.
         let result = pointers.withUnsafeBufferPointer { buf in
-            PQexecPrepared(rawHandle, name, Int32(params.count), buf.baseAddress, nil, nil, 0)
+            WorkerPool.blocking { PQexecPrepared(rawHandle, name, Int32(params.count), buf.baseAddress, nil, nil, 0) }
         }
         return try consume(result, sql: sql)
     }
@@ -117,7 +118,7 @@ public final class PostgresConnection: @unchecked Sendable {
         unanswered = nil
         deferredAnswers += 1
         var failure: PostgresError?
-        while let result = PQgetResult(rawHandle) {
+        while let result = WorkerPool.blocking({ PQgetResult(rawHandle) }) {
             do { _ = try consume(result, sql: sql) } catch { failure = failure ?? error }
         }
         if let failure { throw failure }
@@ -146,7 +147,7 @@ public final class PostgresConnection: @unchecked Sendable {
         }
         let name = "s\(statements.count)"
         counter?.add()
-        let result = PQprepare(rawHandle, name, sql, Int32(parameterCount), nil)
+        let result = WorkerPool.blocking { PQprepare(rawHandle, name, sql, Int32(parameterCount), nil) }
         _ = try consume(result, sql: sql)
         statements[sql] = name
         return name

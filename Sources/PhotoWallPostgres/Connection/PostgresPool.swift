@@ -101,7 +101,7 @@ public final class PostgresPool: Sendable {
                     throw error
                 }
             case nil:
-                available.wait { self.state.withLock { $0.idle.isEmpty && $0.open >= self.maxConnections } }
+                WorkerPool.blocking { available.wait { self.state.withLock { $0.idle.isEmpty && $0.open >= self.maxConnections } } }
             }
         }
     }

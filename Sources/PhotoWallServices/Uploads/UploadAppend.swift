@@ -325,8 +325,12 @@ final class Latch<Value: Sendable>: Sendable {
         condition.unlock()
     }
 
-    /// Waits until set, or at most `timeout`. - Returns: the value, or nil on timeout.
+    /// Waits until set, or at most `timeout` (a `WorkerPool.blocking` wait). - Returns: the value, or nil on timeout.
     func wait(timeout: Duration? = nil) -> Value? {
+        WorkerPool.blocking { waitBlocking(timeout: timeout) }
+    }
+
+    private func waitBlocking(timeout: Duration?) -> Value? {
         let deadline = timeout.map { Date(timeIntervalSinceNow: Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18) }
         condition.lock()
         defer { condition.unlock() }
