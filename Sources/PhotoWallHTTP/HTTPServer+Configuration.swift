@@ -21,9 +21,9 @@ extension HTTPServer {
         /// adapters mark their waits on the world outside: fsync, a libpq or libcurl round trip); a
         /// handler in such a wait lets the next one start. The others wait their turn first in, first
         /// out: more admitted than the cores can serve only slows each down, and the threads they wait
-        /// for (thumbnail renders, the SQLite writer) with them. Default four per core; at most
+        /// for (thumbnail renders, the SQLite writer) with them. Default two per core; at most
         /// `workerThreads` apply.
-        public var activeWorkerThreads: Int = 4 * Configuration.processorCount
+        public var activeWorkerThreads: Int = 2 * Configuration.processorCount
         /// OS threads that run `.local` route handlers (CPU and local pages only, first in, first out);
         /// default one per core.
         public var localWorkerThreads: Int = Configuration.processorCount

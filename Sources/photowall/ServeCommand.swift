@@ -44,7 +44,7 @@ enum ServeCommand {
                                  (PHOTOWALL_REQUEST_HEAD_TIMEOUT; default 10; 0 = none)
           --worker-threads N     handler threads (PHOTOWALL_WORKER_THREADS; default 32)
           --active-workers N     handlers running at once outside their waits on disks and networks
-                                 (PHOTOWALL_ACTIVE_WORKERS; default four per core, at most --worker-threads)
+                                 (PHOTOWALL_ACTIVE_WORKERS; default two per core, at most --worker-threads)
           --local-threads N      threads for CPU-only handlers, SQLite queries among them, first in, first out
                                  (PHOTOWALL_LOCAL_THREADS; default one per core)
 
