@@ -119,6 +119,16 @@ public struct Response: Sendable {
 public protocol RequestBodySink: AnyObject, Sendable {
     func write(_ bytes: UnsafeRawBufferPointer) throws
     func abort()
+    /// The client disconnected mid-body: called on the engine thread the moment the engine learns it,
+    /// before `abort()` is queued for a worker (where it may wait its turn behind other requests). It
+    /// must be quick and never wait: it only lets others see at once that the request is ending, so
+    /// that one asking for its outcome waits for `abort()` rather than read the state from before it.
+    /// The default does nothing.
+    func disconnected()
+}
+
+extension RequestBodySink {
+    public func disconnected() {}
 }
 
 /// How a matched route wants its request handled. Decided from the head, before any body byte.

@@ -10,6 +10,7 @@ final class UploadAppendSink: RequestBodySink {
     init(_ append: UploadAppend, created: UploadState? = nil) { self.append = append; self.created = created }
     func write(_ bytes: UnsafeRawBufferPointer) throws { try append.write(bytes) }
     func abort() { append.abort() }
+    func disconnected() { append.disconnected() }
 }
 
 /// The tus 1.0.0 server at `<mount>/uploads`, with the same credentials as `/files`.
@@ -149,12 +150,13 @@ extension ParseAPI {
 
     // MARK: HEAD, PATCH, DELETE
 
-    /// `HEAD`: the upload's state. Errors have no body (`APIErrorRenderer` drops it).
+    /// `HEAD`: the upload's state, once a PATCH on it that is ending has kept what it received
+    /// (`UploadService.settledUpload`). Errors have no body (`APIErrorRenderer` drops it).
     func tusHeadPlan(_ routed: RequestHead, _ uploads: UploadService) -> RoutePlan {
         let id = routed.pathParameters["id"] ?? ""
         return .buffered(maxBodyBytes: 0) { [self] request in
             let auth = try tusAuth(request.head)
-            let u = try uploads.upload(id: id, auth: auth)
+            let u = try uploads.settledUpload(id: id, auth: auth)
             return Response(status: 200, headers: Self.tusHeaders(uploadHeaders(UploadState(u))))
         }
     }

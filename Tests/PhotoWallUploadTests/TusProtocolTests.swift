@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import PhotoWallTesting
 import Testing
 
@@ -255,6 +256,8 @@ import Testing
         let trickle = Trickle(first, bytes: 400)
         let second = try t.patch(path, offset: 0, body: Array(repeating: 2, count: 1000))
         #expect(second.status == 423)
+        // A HEAD leaves a PATCH that is receiving bytes be, and reports the committed offset.
+        #expect(try t.head(path).header("Upload-Offset") == "0")
         let trickled = await onThread { trickle.finish() }
         try first.send(Array(repeating: UInt8(1), count: 500 - trickled))
         let done = try first.readResponse(method: "PATCH")
@@ -399,16 +402,23 @@ import Testing
         #expect(Array(try await sharedServer.request("GET", url, key: .none).body) == bytes)
     }
 
+    /// Starts a PATCH at offset 0 declaring `Content-Length: 1000` on a new connection to `s`, sends
+    /// `count` bytes of 1 and waits until the server wrote them (that PATCH then holds the upload).
+    static func startPartialPatch(_ s: ParseTestServer, _ t: RawTus, _ path: String, sending count: Int) async throws -> TestHTTPClient {
+        let patch = try TestHTTPClient(port: s.port)
+        try patch.sendHead("PATCH", path, headers: t.headers([("Upload-Offset", "0"), ("Content-Type", "application/offset+octet-stream"),
+                                                              ("Content-Length", "1000")]))
+        try patch.send(Array(repeating: UInt8(1), count: count))
+        try await waitForPart(s, path, bytes: count)
+        return patch
+    }
+
     @Test func aStalledPatchGivesWayToTheNextOne() async throws {
         let s = try ParseTestServer(extraArgs: ["--upload-stall-timeout", "1"])
         let t = try RawTus(s, token: try await s.signUp().1)
         let (_, path) = try t.create(length: 2000)
         // A PATCH whose connection went quiet (a dropped link the server can't see)…
-        let first = try TestHTTPClient(port: s.port)
-        try first.sendHead("PATCH", path, headers: t.headers([("Upload-Offset", "0"), ("Content-Type", "application/offset+octet-stream"),
-                                                              ("Content-Length", "1000")]))
-        try first.send(Array(repeating: UInt8(1), count: 600))
-        try await waitForPart(s, path, bytes: 600)
+        let first = try await Self.startPartialPatch(s, t, path, sending: 600)
         try await Task.sleep(for: .milliseconds(1300))
         // …is preempted by the next one, keeping the 600 bytes it received.
         let second = try t.patch(path, offset: 0, body: Array(repeating: 2, count: 1000))
@@ -424,6 +434,68 @@ import Testing
         // The old connection's later bytes are refused: it is closed.
         try? first.send(Array(repeating: UInt8(1), count: 400))
         #expect(first.waitForPeerClose(timeoutSeconds: 5))
+    }
+
+    /// A client resuming right after its connection broke (a Ctrl-C, a dropped Wi-Fi) sends HEAD at
+    /// once. The server keeps what the cut PATCH received, but keeping it (a sync and a commit, on a
+    /// worker, behind the requests queued for the cores) may still be under way when the HEAD comes:
+    /// the HEAD waits for it and reports every byte kept, never the offset from before the PATCH.
+    /// Forty rounds, each on a fresh upload, on a server admitting one handler at a time while four
+    /// other clients keep it busy with uploads of their own (as on a loaded server).
+    @Test func aHeadRightAfterACutPatchReportsWhatItKept() async throws {
+        let s = try ParseTestServer(extraArgs: ["--active-workers", "1"])
+        let t = try RawTus(s, token: try await s.signUp().1)
+        let busy = BusyFlag()
+        var load: [Task<Int, any Error>] = []
+        for _ in 0..<4 {
+            let token = try await s.signUp().1
+            // On threads of their own: blocking socket calls must not take the test's async threads.
+            load.append(Task {
+                try await onThread {
+                    let other = try RawTus(s, token: token)
+                    var done = 0
+                    while busy.isOn {
+                        let (_, path) = try other.create(length: 4000)
+                        _ = try other.patch(path, offset: 0, body: Array(repeating: 7, count: 4000))
+                        done += 1
+                    }
+                    return done
+                }
+            })
+        }
+        var offsets: [String] = []
+        for _ in 0..<40 {
+            let (_, path) = try t.create(length: 2000)
+            let cut = try await Self.startPartialPatch(s, t, path, sending: 600)
+            cut.close()
+            // As a client process that restarts would: a few milliseconds later, on a new connection.
+            try await Task.sleep(for: .milliseconds(5))
+            offsets.append(try t.head(path).header("Upload-Offset") ?? "none")
+        }
+        busy.turnOff()
+        for task in load { #expect(try await task.value > 0) }
+        #expect(offsets == Array(repeating: "600", count: 40))
+    }
+
+    /// A HEAD finds the upload as the next PATCH would: a PATCH whose connection went quiet for the
+    /// stall limit (a dropped link the server can't see) gives way to it, keeping what it received,
+    /// and the HEAD reports that offset instead of the one from before the PATCH (as tusd's HEAD,
+    /// which takes the upload's lock, does).
+    @Test func aHeadPreemptsAStalledPatchAndReportsWhatItKept() async throws {
+        let s = try ParseTestServer(extraArgs: ["--upload-stall-timeout", "1"])
+        let t = try RawTus(s, token: try await s.signUp().1)
+        let (_, path) = try t.create(length: 2000)
+        let quiet = try await Self.startPartialPatch(s, t, path, sending: 600)
+        try await Task.sleep(for: .milliseconds(1300))
+        let head = try t.head(path)
+        #expect(head.status == 200)
+        #expect(head.header("Upload-Offset") == "600")
+        let rest = try t.patch(path, offset: 600, body: Array(repeating: 3, count: 1400))
+        #expect(rest.status == 204)
+        #expect(rest.header("Upload-Offset") == "2000")
+        // The preempted connection is closed.
+        try? quiet.send(Array(repeating: UInt8(1), count: 400))
+        #expect(quiet.waitForPeerClose(timeoutSeconds: 5))
     }
 
     @Test func status460OnChecksumMismatchDiscardsTheChunk() async throws {
@@ -454,6 +526,13 @@ import Testing
                                                                                 ("Tus-Resumable", "1.0.0"), ("Upload-Length", "10")])
         #expect(wrongApp.status == 403)
     }
+}
+
+/// A switch that background load loops check.
+final class BusyFlag: Sendable {
+    private let on = Mutex(true)
+    var isOn: Bool { on.withLock { $0 } }
+    func turnOff() { on.withLock { $0 = false } }
 }
 
 /// Sends one byte every 50 ms on a connection from a background thread, until `finish` (which

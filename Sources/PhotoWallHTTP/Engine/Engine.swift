@@ -393,8 +393,10 @@ final class Engine: Sendable {
     /// after waiting for the `PATCH` before it), and on the event thread that would stall every
     /// connection the thread serves. A body over its limit is aborted before its 413 instead. After
     /// shutdown has stopped the pool (the completions that `MHD_stop_daemon` reports run on the thread
-    /// stopping it), it runs on the calling thread.
+    /// stopping it), it runs on the calling thread. The sink is told first, here (`disconnected`), so
+    /// that the request is seen ending while its abort waits for a worker.
     private func abortOffEventThread(_ sink: any RequestBodySink) {
+        sink.disconnected()
         guard workers.trySubmit({ sink.abort() }) else {
             sink.abort()
             return

@@ -28,9 +28,9 @@ import Synchronization
 ///
 /// `@unchecked Sendable`: used by one request at a time — the engine thread writes, then exactly
 /// one of `finish`/`abort` runs after the body ends (ordered by the engine's suspend/resume or
-/// completion callback) — except `preemptIfStalled` and `chain`, which another request's thread
-/// may call, and `isMakingProgress`/`token`/`record.id`, which the lease heartbeat reads; `phase`
-/// (a mutex, held around every use of `writer` until the request has ended) keeps those from
+/// completion callback) — except `preemptIfStalled`, `chain` and `isLettingGo`, which another
+/// request's thread may call, `disconnected` (the engine thread, a flag under `phase`), and
+/// `isMakingProgress`/`token`/`record.id`, which the lease heartbeat reads; `phase` (a mutex, held around every use of `writer` until the request has ended) keeps those from
 /// racing with `write`, and `record.id`/`token` never change. `record` is replaced only by the
 /// thread ending the request, and read by a successor only after `outcome` is set. The upload's
 /// single-writer lock is held from creation to the end.
@@ -80,6 +80,8 @@ public final class UploadAppend: @unchecked Sendable {
         var hasSuccessor = false
         /// The commit under way gives the upload up (no successor, not the last chunk).
         var lettingGo = false
+        /// The client disconnected mid-body; `abort` is queued and will keep what arrived.
+        var disconnected = false
     }
 
     /// - Parameters: checksum: the `Upload-Checksum` (algorithm, digest) sent; digests: the chain's
@@ -170,6 +172,13 @@ public final class UploadAppend: @unchecked Sendable {
         keepWhatArrived()
     }
 
+    /// The connection was cut mid-body (on the engine thread, before `abort` is queued for a worker):
+    /// from now on the request counts as ending (`isLettingGo`), so a HEAD or a newer PATCH waits for
+    /// `abort` to keep what arrived instead of reading the offset from before this request.
+    public func disconnected() {
+        phase.withLock { $0.disconnected = true }
+    }
+
     /// Ends this request for a newer PATCH when no body bytes arrived for `stall`: keeps what
     /// arrived (as `abort`) and releases the upload's single-writer lock.
     /// - Returns: false when the request is active (bytes arrived recently) or already ending.
@@ -187,9 +196,10 @@ public final class UploadAppend: @unchecked Sendable {
         return true
     }
 
-    /// Whether this request is ending (`finish`, `abort` or preemption started) or its commit gives the
-    /// upload up: it frees the upload's writer slot within that, and sets `outcome` after.
-    var isLettingGo: Bool { phase.withLock { $0.ended || $0.lettingGo } }
+    /// Whether this request is ending (`finish`, `abort` or preemption started, or its client
+    /// disconnected) or its commit gives the upload up: it frees the upload's writer slot within that,
+    /// and sets `outcome` after.
+    var isLettingGo: Bool { phase.withLock { $0.ended || $0.lettingGo || $0.disconnected } }
 
     /// Waits until this request's whole body is in (on the engine thread) or it ended otherwise, at most
     /// `timeout`. - Returns: whether a PATCH at `offset` may now chain on (see `chain`).

@@ -120,6 +120,23 @@ public final class UploadService: Sendable {
         return u
     }
 
+    /// The upload as a tus HEAD reports it (tus 1.0.0 §HEAD: `Upload-Offset` is where the next PATCH
+    /// must start): as `upload(id:auth:)`, after a PATCH of this process on it that is ending settles.
+    /// A client resuming right after its connection broke asks at once, while the cut PATCH may still be
+    /// keeping what arrived (waiting for a worker, syncing, committing): the HEAD waits for that, at most
+    /// `writerStallLimit`. A PATCH whose connection went quiet for `writerStallLimit` is preempted
+    /// first, keeping what it received, as the next PATCH would preempt it (and as tusd's HEAD, which
+    /// takes the upload's lock, ends the PATCH holding it). A PATCH receiving bytes is left alone: the
+    /// HEAD then reports the committed offset. The caller is checked before anything is touched.
+    /// - Throws: as `upload(id:auth:)`.
+    public func settledUpload(id: String, auth: AuthContext) throws -> UploadRecord {
+        let u = try upload(id: id, auth: auth)
+        guard let holder = holders.withLock({ $0[u.id] }) else { return u }
+        guard holder.isLettingGo || holder.preemptIfStalled(after: writerStallLimit) else { return u }
+        _ = holder.outcome.wait(timeout: writerStallLimit)
+        return try upload(id: id, auth: auth)
+    }
+
     /// A completion interrupted by a crash (every byte committed, no file yet) is finished by the next
     /// request that sees it, under the lease, at once: a lease still held on such an upload belongs
     /// to the writer that committed the last byte and then died (or, in a cluster, is completing it
