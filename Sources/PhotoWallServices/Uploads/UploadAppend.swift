@@ -30,10 +30,11 @@ import Synchronization
 /// one of `finish`/`abort` runs after the body ends (ordered by the engine's suspend/resume or
 /// completion callback) — except `preemptIfStalled`, `chain` and `isLettingGo`, which another
 /// request's thread may call, `disconnected` (the engine thread, a flag under `phase`), and
-/// `isMakingProgress`/`token`/`record.id`, which the lease heartbeat reads; `phase` (a mutex, held around every use of `writer` until the request has ended) keeps those from
-/// racing with `write`, and `record.id`/`token` never change. `record` is replaced only by the
-/// thread ending the request, and read by a successor only after `outcome` is set. The upload's
-/// single-writer lock is held from creation to the end.
+/// `isMakingProgress`/`token`/`record.id`, which the lease heartbeat reads; `phase` (a mutex, held
+/// around every use of `writer` until the request has ended) keeps those from racing with `write`,
+/// and `record.id`/`token` never change. `record` is replaced only by the thread ending the request,
+/// and read by a successor only after `outcome` is set. The upload's single-writer lock is held from
+/// creation to the end.
 public final class UploadAppend: @unchecked Sendable {
     let service: UploadService
     public private(set) var record: UploadRecord
