@@ -446,6 +446,7 @@ import Testing
         let s = try ParseTestServer(extraArgs: ["--active-workers", "1"])
         let t = try RawTus(s, token: try await s.signUp().1)
         let busy = BusyFlag()
+        defer { busy.turnOff() }  // also when a round throws: the load threads must not run on
         var load: [Task<Int, any Error>] = []
         for _ in 0..<4 {
             let token = try await s.signUp().1
