@@ -413,13 +413,20 @@ import Testing
         return patch
     }
 
-    @Test func aStalledPatchGivesWayToTheNextOne() async throws {
+    /// On a new server with `--upload-stall-timeout 1`: a 2000-byte upload whose PATCH sent 600 of its
+    /// 1000 bytes and then went quiet (a dropped link the server can't see) for 1.3 s.
+    static func stalledPatch() async throws -> (server: ParseTestServer, tus: RawTus, path: String, connection: TestHTTPClient) {
         let s = try ParseTestServer(extraArgs: ["--upload-stall-timeout", "1"])
         let t = try RawTus(s, token: try await s.signUp().1)
         let (_, path) = try t.create(length: 2000)
-        // A PATCH whose connection went quiet (a dropped link the server can't see)…
-        let first = try await Self.startPartialPatch(s, t, path, sending: 600)
+        let patch = try await startPartialPatch(s, t, path, sending: 600)
         try await Task.sleep(for: .milliseconds(1300))
+        return (s, t, path, patch)
+    }
+
+    @Test func aStalledPatchGivesWayToTheNextOne() async throws {
+        // A PATCH whose connection went quiet…
+        let (s, t, path, first) = try await Self.stalledPatch()
         // …is preempted by the next one, keeping the 600 bytes it received.
         let second = try t.patch(path, offset: 0, body: Array(repeating: 2, count: 1000))
         #expect(second.status == 409)
@@ -483,11 +490,7 @@ import Testing
     /// and the HEAD reports that offset instead of the one from before the PATCH (as tusd's HEAD,
     /// which takes the upload's lock, does).
     @Test func aHeadPreemptsAStalledPatchAndReportsWhatItKept() async throws {
-        let s = try ParseTestServer(extraArgs: ["--upload-stall-timeout", "1"])
-        let t = try RawTus(s, token: try await s.signUp().1)
-        let (_, path) = try t.create(length: 2000)
-        let quiet = try await Self.startPartialPatch(s, t, path, sending: 600)
-        try await Task.sleep(for: .milliseconds(1300))
+        let (_, t, path, quiet) = try await Self.stalledPatch()
         let head = try t.head(path)
         #expect(head.status == 200)
         #expect(head.header("Upload-Offset") == "600")
