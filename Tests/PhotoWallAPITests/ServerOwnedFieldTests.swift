@@ -19,6 +19,12 @@ import Testing
     /// The stored files whose name contains `marker` (the upload's base name marks a photo's three files).
     func files(marked marker: String) throws -> [String] { try s.storedFileNames().filter { $0.contains(marker) }.sorted() }
 
+    /// For a failure's message: the server's log lines (warnings and worse) that name `marker`, or
+    /// nothing when `passed`.
+    func serverLines(marked marker: String, unless passed: Bool) -> String {
+        passed ? "" : "server log: " + s.serverLog().split(separator: "\n").filter { $0.contains(marker) }.joined(separator: " | ")
+    }
+
     @Test func wholeObjectCommentSavesKeepImageAndOwner() async throws {
         let (_, token) = try await s.signUp()
         let image = try await s.request("POST", "/classes/WallImage", json: ["caption": "c"], key: .session(token))
@@ -70,7 +76,7 @@ import Testing
             #expect(r.json["thumbnail"] == nil, "no new thumbnail: \(r.text)")
         }
         let afterNoOps = try files(marked: marker)
-        #expect(afterNoOps == made, "3 files stay 3 after no-op saves: \(afterNoOps), before \(made)")
+        #expect(afterNoOps == made, "3 files stay 3 after no-op saves: \(afterNoOps), before \(made); \(serverLines(marked: marker, unless: afterNoOps == made))")
         let got = try await s.request("GET", "/classes/WallImage/\(try #require(image.objectId))", key: .master(nil))
         #expect(got.json["caption"] == "edit 2")
         #expect(got.json["thumbnail"]?["name"] == image["thumbnail"]?["name"])
@@ -92,7 +98,7 @@ import Testing
             }
         }
         let after = try files(marked: marker)
-        #expect(after == made, "no refused save made or removed files: \(after), before \(made)")
+        #expect(after == made, "no refused save made or removed files: \(after), before \(made); \(serverLines(marked: marker, unless: after == made))")
     }
 
     @Test func realImageChangeRemovesTheOldDerivedFiles() async throws {
