@@ -130,9 +130,11 @@ public final class UploadService: Sendable {
     /// HEAD then reports the committed offset. The caller is checked before anything is touched.
     /// - Throws: as `upload(id:auth:)`.
     public func settledUpload(id: String, auth: AuthContext) throws -> UploadRecord {
+        // Looked up before the record is read: a PATCH leaves `holders` only after its commit, so when
+        // none is found here the read below already sees what any earlier PATCH kept.
+        let holder = holders.withLock { $0[id] }
         let u = try upload(id: id, auth: auth)
-        guard let holder = holders.withLock({ $0[u.id] }) else { return u }
-        guard holder.isLettingGo || holder.preemptIfStalled(after: writerStallLimit) else { return u }
+        guard let holder, holder.isLettingGo || holder.preemptIfStalled(after: writerStallLimit) else { return u }
         _ = holder.outcome.wait(timeout: writerStallLimit)
         return try upload(id: id, auth: auth)
     }
