@@ -10,6 +10,15 @@ public struct POSIXFailure: Error, Sendable, CustomStringConvertible {
     public var description: String { "\(call): \(String(cString: strerror(code)))" }
 }
 
+/// `fsync(2)` of `fd`, as a `WorkerPool.blocking` region: a wait on the disk, during which the
+/// calling pool thread's slot goes to the next job. Every durable write's sync goes through here.
+/// - Returns: `fsync`'s result (0, or -1 with `errno` set).
+public func syncFile(_ fd: Int32) -> Int32 { WorkerPool.blocking { fsync(fd) } }
+
+/// `fdatasync(2)` of `fd` (the bytes and the size, not the times), as `syncFile` a `WorkerPool.blocking`
+/// region. - Returns: `fdatasync`'s result (0, or -1 with `errno` set).
+public func syncFileData(_ fd: Int32) -> Int32 { WorkerPool.blocking { fdatasync(fd) } }
+
 /// Writes every byte to `fd`, retrying short writes and `EINTR` (a pipe, socket or full disk may
 /// take part of a `write(2)`). - Returns: false on an error (`errno` tells which); true for no bytes.
 public func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
@@ -129,7 +138,7 @@ public enum AtomicFile {
     /// `fsync` of `path`'s directory. `fd` is closed in every case; `temporary` is removed when the
     /// rename fails. - Throws: `POSIXFailure` for the `fsync` of the file or the `rename`.
     public static func publish(_ fd: Int32, temporary: String, as path: String) throws(POSIXFailure) {
-        guard WorkerPool.blocking({ fsync(fd) }) == 0 else {
+        guard syncFile(fd) == 0 else {
             let code = errno
             close(fd); unlink(temporary)
             throw POSIXFailure(call: "fsync \(temporary)", code: code)
@@ -147,6 +156,6 @@ public enum AtomicFile {
     public static func syncDirectory(of path: String) {
         let dir = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
         let dfd = open(dir.isEmpty ? "/" : dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dfd >= 0 { _ = WorkerPool.blocking { fsync(dfd) }; close(dfd) }
+        if dfd >= 0 { _ = syncFile(dfd); close(dfd) }
     }
 }

@@ -53,7 +53,9 @@ public final class WorkerPool: Sendable {
         var granted: [Bool]
         init(threadCount: Int) { granted = Array(repeating: false, count: threadCount) }
 
-        var hasQueuedJobs: Bool { head < jobs.count }
+        /// Jobs queued, from `head` on (mirrored in `WorkerPool.queuedJobs`).
+        var queuedCount: Int { jobs.count - head }
+        var hasQueuedJobs: Bool { queuedCount > 0 }
 
         /// Removes and returns the job at the head.
         mutating func popFirst() -> (job: Job, queued: ContinuousClock.Instant)? {
@@ -120,7 +122,7 @@ public final class WorkerPool: Sendable {
         let (accepted, wakeWatchdog, thread) = queue.withLock { q -> (Bool, Bool, Int?) in
             guard !q.stopping else { return (false, false, nil) }
             q.jobs.append((job, queued))
-            queuedJobs.store(q.jobs.count - q.head, ordering: .sequentiallyConsistent)
+            queuedJobs.store(q.queuedCount, ordering: .sequentiallyConsistent)
             defer { q.watchdogIdle = false }
             return (true, q.watchdogIdle, grantSlot(&q))
         }
@@ -210,7 +212,7 @@ public final class WorkerPool: Sendable {
                 }
                 if !holdsSlot, q.hasQueuedJobs, takeSlot() { holdsSlot = true }
                 if holdsSlot, let entry = q.popFirst() {
-                    queuedJobs.store(q.jobs.count - q.head, ordering: .sequentiallyConsistent)
+                    queuedJobs.store(q.queuedCount, ordering: .sequentiallyConsistent)
                     return (entry.job, false, [])
                 }
                 if holdsSlot { slots.subtract(1, ordering: .sequentiallyConsistent); holdsSlot = false }
@@ -240,7 +242,7 @@ public final class WorkerPool: Sendable {
                 while q.head < q.jobs.count, now - q.jobs[q.head].queued >= overflow.after {
                     late.append(q.popFirst()!.job)
                 }
-                queuedJobs.store(q.jobs.count - q.head, ordering: .sequentiallyConsistent)
+                queuedJobs.store(q.queuedCount, ordering: .sequentiallyConsistent)
                 if q.head < q.jobs.count { return (late, q.jobs[q.head].queued + overflow.after, false) }
                 q.watchdogIdle = true
                 return (late, nil, false)

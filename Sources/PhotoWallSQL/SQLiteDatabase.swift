@@ -41,7 +41,7 @@ public final class SQLiteDatabase: Sendable {
     /// - Parameter syncFile: the call that makes the WAL durable (`fdatasync`); tests pass one that
     ///   records what was committed when each sync began.
     public init(path: String, readTimeLimit: Duration? = nil,
-                syncFile: @escaping @Sendable (Int32) -> Int32 = { fdatasync($0) }) throws {
+                syncFile: @escaping @Sendable (Int32) -> Int32 = { syncFileData($0) }) throws {
         self.path = path
         self.readTimeLimit = readTimeLimit
         let w = try SQLiteConnection(path: path)

@@ -26,7 +26,7 @@ public final class FileSystemUploadParts: UploadPartStore {
     public func create(_ id: String, finalName: String) throws(ParseError) -> String {
         let fd = open(path(of: id), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw ParseError(.fileSaveError, "Could not create the upload.", cause: POSIXFailure(call: "open", code: errno)) }
-        _ = WorkerPool.blocking { fsync(fd) }
+        _ = syncFile(fd)
         close(fd)
         AtomicFile.syncDirectory(of: path(of: id))
         return ""
@@ -105,7 +105,7 @@ final class FileSystemPartWriter: UploadPartWriter {
 
     /// `fdatasync`: the bytes and the file's size (what reading them back needs), not its times.
     func sync() throws(ParseError) -> (size: Int64, state: String) {
-        guard WorkerPool.blocking({ fdatasync(fd) }) == 0 else { throw fail("fdatasync") }
+        guard syncFileData(fd) == 0 else { throw fail("fdatasync") }
         let end = lseek(fd, 0, SEEK_CUR)
         guard end >= 0 else { throw fail("lseek") }
         return (Int64(end), "")
@@ -113,11 +113,11 @@ final class FileSystemPartWriter: UploadPartWriter {
 
     /// `fdatasync` too: a sync before the lease check only makes this writer's own bytes durable.
     func syncAhead() throws(ParseError) {
-        guard WorkerPool.blocking({ fdatasync(fd) }) == 0 else { throw fail("fdatasync") }
+        guard syncFileData(fd) == 0 else { throw fail("fdatasync") }
     }
 
     func discard() throws(ParseError) {
-        guard ftruncate(fd, off_t(openedAt)) == 0, lseek(fd, off_t(openedAt), SEEK_SET) >= 0, WorkerPool.blocking({ fdatasync(fd) }) == 0 else { throw fail("ftruncate") }
+        guard ftruncate(fd, off_t(openedAt)) == 0, lseek(fd, off_t(openedAt), SEEK_SET) >= 0, syncFileData(fd) == 0 else { throw fail("ftruncate") }
     }
 
     func close() {
