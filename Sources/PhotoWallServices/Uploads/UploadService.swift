@@ -32,14 +32,27 @@ public final class UploadService: Sendable {
     public let config: ServerConfig
     /// How long an unfinished upload lives after its last change, in seconds (default 24 h).
     public let expirySeconds: Int64
-    /// Uploads with a PATCH in progress in this process (the database lease covers other instances).
-    let writers = Mutex<Set<String>>([])
-    /// The PATCH holding each upload in `writers` (once its append exists), for preemption.
-    let holders = Mutex<[String: UploadAppend]>([:])
+    /// Uploads with a PATCH in progress in this process (the database lease covers other instances),
+    /// each with the PATCH holding it once that exists. One lock for both, so that a PATCH finding an
+    /// upload taken always finds its holder too, or learns that the holder is still starting.
+    let writers = Mutex<[String: Writer]>([:])
     /// A PATCH that received no body bytes for this long gives way to a newer PATCH for the same
     /// upload (see `UploadAppend.preemptIfStalled`); a livelier one makes the newer get 423.
     public let writerStallLimit: Duration
     let logger: Logger
+
+    /// An upload's entry in `writers`.
+    enum Writer: Sendable {
+        /// Taken by a PATCH still starting (taking the lease, reading the record).
+        case starting
+        /// Held by this PATCH (for pipelining, preemption and a HEAD that waits for it to settle).
+        case held(by: UploadAppend)
+
+        var append: UploadAppend? { if case .held(let append) = self { append } else { nil } }
+    }
+
+    /// The PATCH of this process holding upload `id`, if any.
+    func holder(of id: String) -> UploadAppend? { writers.withLock { $0[id]?.append } }
 
     public static let masterOwner = "*master*"
     public static let checksumAlgorithms = ["sha1", "sha256"]
@@ -130,9 +143,9 @@ public final class UploadService: Sendable {
     /// HEAD then reports the committed offset. The caller is checked before anything is touched.
     /// - Throws: as `upload(id:auth:)`.
     public func settledUpload(id: String, auth: AuthContext) throws -> UploadRecord {
-        // Looked up before the record is read: a PATCH leaves `holders` only after its commit, so when
+        // Looked up before the record is read: a PATCH leaves `writers` only after its commit, so when
         // none is found here the read below already sees what any earlier PATCH kept.
-        let holder = holders.withLock { $0[id] }
+        let holder = holder(of: id)
         let u = try upload(id: id, auth: auth)
         guard let holder, holder.isLettingGo || holder.preemptIfStalled(after: writerStallLimit) else { return u }
         _ = holder.outcome.wait(timeout: writerStallLimit)
@@ -147,7 +160,7 @@ public final class UploadService: Sendable {
     /// this process, which is alive and finishes the upload itself, keeps it.
     func finishInterrupted(_ u: UploadRecord) throws -> UploadRecord {
         let token = Crypto.randomBytes(16).hexString
-        let localWriter = writers.withLock { $0.contains(u.id) }
+        let localWriter = writers.withLock { $0[u.id] != nil }
         guard try claim(u.id, token: token, takingOver: !localWriter) else { return u }
         defer { try? database.releaseUploadWriter(id: u.id, writer: token) }
         guard let fresh = try database.upload(id: u.id) else { throw UploadError.notFound }
@@ -183,12 +196,19 @@ public final class UploadService: Sendable {
     ///   400 (bad checksum header or algorithm)/413; `ParseError` on storage failures.
     public func beginAppend(id: String, offset: Int64, length: Int64?, checksum: String?, contentLength: Int64? = nil,
                             auth: AuthContext) throws -> UploadAppend {
-        try beginAppend(id: id, offset: offset, length: length, checksum: checksum, contentLength: contentLength, auth: auth, retried: false)
+        try beginAppend(id: id, offset: offset, length: length, checksum: checksum, contentLength: contentLength, auth: auth, looksLeft: 3)
     }
 
-    /// `beginAppend`; `retried` after a second look at a PATCH that came as its predecessor committed.
+    /// `beginAppend`, which looks again (at most `looksLeft` more times) when the PATCH before it let
+    /// go of the upload meanwhile (committed, or was preempted); each look follows progress by another
+    /// request, so the bound only guards against a pathological churn (that ends in 423).
     private func beginAppend(id: String, offset: Int64, length: Int64?, checksum: String?, contentLength: Int64?,
-                             auth: AuthContext, retried: Bool) throws -> UploadAppend {
+                             auth: AuthContext, looksLeft: Int) throws -> UploadAppend {
+        /// This request again, against the upload as it is now.
+        func lookAgain() throws -> UploadAppend {
+            try beginAppend(id: id, offset: offset, length: length, checksum: checksum, contentLength: contentLength,
+                            auth: auth, looksLeft: looksLeft - 1)
+        }
         let u = try upload(id: id, auth: auth)
         var expected: (Digest.Algorithm, [UInt8])?
         if let checksum {
@@ -204,14 +224,16 @@ public final class UploadService: Sendable {
             switch try pipelined(u, offset: offset, length: length, contentLength: contentLength, expected: expected) {
             case .chained(let next):
                 return next
-            case .cameAfterTheCommit:
+            case .cameAfterTheCommit where looksLeft > 0:
                 // The PATCH before has committed and let go of the upload meanwhile: start over against it.
-                return try beginAppend(id: id, offset: offset, length: length, checksum: checksum, contentLength: contentLength, auth: auth)
+                return try lookAgain()
+            case .cameAfterTheCommit:
+                break
             case .notPipelined:
-                // The PATCH before may have committed and let go since `u` was read: look again.
-                if let now = try database.upload(id: u.id), now.offset == offset, !retried {
-                    return try beginAppend(id: id, offset: offset, length: length, checksum: checksum, contentLength: contentLength,
-                                           auth: auth, retried: true)
+                // The PATCH before may have committed since `u` was read (and may still hold the upload,
+                // ending): look again.
+                if looksLeft > 0, let now = try database.upload(id: u.id), now.offset == offset {
+                    return try lookAgain()
                 }
             }
         }
@@ -222,24 +244,27 @@ public final class UploadService: Sendable {
             guard length <= Int64(config.maxUploadBytes), length >= u.offset else { throw UploadError.tooLarge(maximum: config.maxUploadBytes) }
         }
         if u.isComplete { throw UploadError.alreadyComplete(u) }
-        let locked = writers.withLock { $0.insert(u.id).inserted }
-        guard locked else {
+        let taken = writers.withLock { w -> Writer? in
+            if let current = w[u.id] { return current }
+            w[u.id] = .starting
+            return nil
+        }
+        if let taken {
             // The holder's connection may be dead without the server knowing: a stalled one gives
             // way, keeping what it received, and this request starts over against the new state
             // (usually 409 with the new offset, which the client then HEADs for).
-            if let holder = holders.withLock({ $0[u.id] }) {
+            if let holder = taken.append, looksLeft > 0 {
                 if holder.preemptIfStalled(after: writerStallLimit) {
-                    return try beginAppend(id: id, offset: offset, length: length, checksum: checksum, contentLength: contentLength, auth: auth)
+                    return try lookAgain()
                 }
                 // The holder is ending (its commit may already be stored, as `u` shows, with the slot not yet
                 // freed): a pipelining client's next PATCH comes in exactly then. It waits for the holder to
                 // let go and looks again, rather than be refused for an instant's overlap (423, `Retry-After`).
                 // A slot, as for pipelining: such waiters never take every worker from the commits they wait for.
-                if !retried, holder.isLettingGo, pipelineSlots.acquire() {
+                if holder.isLettingGo, pipelineSlots.acquire() {
                     defer { pipelineSlots.release() }
                     if holder.outcome.wait(timeout: writerStallLimit) != nil {
-                        return try beginAppend(id: id, offset: offset, length: length, checksum: checksum, contentLength: contentLength,
-                                               auth: auth, retried: true)
+                        return try lookAgain()
                     }
                 }
             }
@@ -249,11 +274,11 @@ public final class UploadService: Sendable {
         let token = Crypto.randomBytes(16).hexString
         do {
             guard try claim(u.id, token: token) else {
-                writers.withLock { _ = $0.remove(u.id) }
+                writers.withLock { _ = $0.removeValue(forKey: u.id) }
                 throw UploadError.locked
             }
         } catch {
-            writers.withLock { _ = $0.remove(u.id) }
+            writers.withLock { _ = $0.removeValue(forKey: u.id) }
             throw error
         }
         do {
@@ -272,7 +297,7 @@ public final class UploadService: Sendable {
                                       reader: try parts.openForReading(fresh.id, state: fresh.partState))
             let append = UploadAppend(service: self, record: fresh, token: token, writer: writer,
                                       checksum: expected, digests: digests, declaredLength: contentLength)
-            holders.withLock { $0[u.id] = append }
+            writers.withLock { $0[u.id] = .held(by: append) }
             return append
         } catch {
             release(u.id, token: token)
@@ -290,7 +315,7 @@ public final class UploadService: Sendable {
                    expected: (Digest.Algorithm, [UInt8])?) throws -> Pipelining {
         guard parts.supportsPipelinedAppends, let contentLength, contentLength > 0, offset > u.offset,
               u.length.map({ offset + contentLength <= $0 && (length == nil || length == $0) }) ?? false,
-              let holder = holders.withLock({ $0[u.id] }), pipelineSlots.acquire() else { return .notPipelined }
+              let holder = holder(of: u.id), pipelineSlots.acquire() else { return .notPipelined }
         var keepsSlot = false
         defer { if !keepsSlot { pipelineSlots.release() } }
         guard holder.awaitBodyComplete(forChainingAt: offset, timeout: writerStallLimit) else { return .notPipelined }
@@ -308,7 +333,7 @@ public final class UploadService: Sendable {
             return .cameAfterTheCommit
         }
         keepsSlot = true  // until the successor ends
-        holders.withLock { $0[u.id] = next }
+        writers.withLock { $0[u.id] = .held(by: next) }
         return .chained(next)
     }
 
@@ -361,8 +386,7 @@ public final class UploadService: Sendable {
                 logger.warning("could not release an upload lease", ["upload.id": id, "cause": "\(error)"])
             }
         }
-        holders.withLock { _ = $0.removeValue(forKey: id) }
-        writers.withLock { _ = $0.remove(id) }
+        writers.withLock { _ = $0.removeValue(forKey: id) }
     }
 
     /// Renews the leases of this process's PATCH requests that are making progress, once a second,
@@ -372,7 +396,7 @@ public final class UploadService: Sendable {
             while true {
                 do {
                     guard let service = self else { return }
-                    let active = service.holders.withLock { Array($0.values) }.filter { $0.isMakingProgress(within: service.writerStallLimit) }
+                    let active = service.writers.withLock { $0.values.compactMap(\.append) }.filter { $0.isMakingProgress(within: service.writerStallLimit) }
                     for append in active {
                         _ = try? service.database.renewUploadWriter(id: append.record.id, writer: append.token, now: .now())
                     }
@@ -439,7 +463,7 @@ public final class UploadService: Sendable {
     /// an ordinary Parse file now) but its upload URL is forgotten.
     public func terminate(id: String, auth: AuthContext) throws {
         let u = try upload(id: id, auth: auth)
-        guard writers.withLock({ !$0.contains(u.id) }), try claim(u.id, token: Crypto.randomBytes(16).hexString) else { throw UploadError.locked }
+        guard writers.withLock({ $0[u.id] == nil }), try claim(u.id, token: Crypto.randomBytes(16).hexString) else { throw UploadError.locked }
         try database.deleteUpload(id: u.id)
         parts.remove(u.id, state: u.partState)
     }
@@ -449,7 +473,7 @@ public final class UploadService: Sendable {
     public func reapExpired(now: ParseDate = .now()) -> Int {
         var removed = 0
         do {
-            for u in try database.expiredUploads(before: now, limit: 500) where writers.withLock({ !$0.contains(u.id) }) {
+            for u in try database.expiredUploads(before: now, limit: 500) where writers.withLock({ $0[u.id] == nil }) {
                 // Several instances reap: the lease makes one of them do each upload.
                 guard try claim(u.id, token: Crypto.randomBytes(16).hexString) else { continue }
                 try database.deleteUpload(id: u.id)
