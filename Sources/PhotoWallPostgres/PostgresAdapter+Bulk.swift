@@ -55,6 +55,6 @@ extension PostgresAdapter: BulkLoading {
     /// `VACUUM ANALYZE`: statistics for the planner, and the visibility map set so the feed's
     /// index-only scans don't visit the heap (autovacuum does the same on a live database, later).
     public func finishBulkLoad() throws(ParseError) {
-        try guarded { try pool.withConnection { conn in try conn.execute("VACUUM ANALYZE") } }
+        _ = try guarded { try pool.withConnection { conn in try conn.execute("VACUUM ANALYZE") } }
     }
 }

@@ -66,7 +66,7 @@ import PhotoWallS3
         let dir = NSTemporaryDirectory() + "pw-s3-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        FileManager.default.createFile(atPath: dir + "/src", contents: Data(data))
+        try #require(FileManager.default.createFile(atPath: dir + "/src", contents: Data(data)), "test setup: could not write the file")
         let src = open(dir + "/src", O_RDONLY)
         defer { close(src) }
         _ = try s3.putObject(key: key, fileDescriptor: src, offset: 1000, length: 2_000_000, contentType: "application/x-test")
@@ -91,7 +91,7 @@ import PhotoWallS3
         parts.append(S3CompletedPart(partNumber: 1, etag: try s3.uploadPart(key: key, uploadId: id, partNumber: 1, bytes: Array(data[0..<part]))))
         // Part 2 from a file region.
         let path = NSTemporaryDirectory() + "pw-s3-part-\(UUID().uuidString)"
-        FileManager.default.createFile(atPath: path, contents: Data(data))
+        try #require(FileManager.default.createFile(atPath: path, contents: Data(data)), "test setup: could not write the file")
         defer { try? FileManager.default.removeItem(atPath: path) }
         let fd = open(path, O_RDONLY)
         defer { close(fd) }

@@ -100,7 +100,7 @@ import Glibc
         if S3TestEnv.skipNote() { return }
         try Self.withStore { store, dir in
             let data = testBytes(S3Client.minimumPartBytes * 2 + 5, seed: 4)
-            FileManager.default.createFile(atPath: dir + "/upload.part", contents: Data(data))
+            try #require(FileManager.default.createFile(atPath: dir + "/upload.part", contents: Data(data)), "test setup: could not write the file")
             let name = ParseIdentifier.hex() + "_import.bin"
             try store.importFile(at: dir + "/upload.part", as: name)
             let etag = try store.client.headObject(key: store.key(name))?.etag
@@ -138,7 +138,7 @@ import Glibc
             #expect(!FileManager.default.fileExists(atPath: again.path))
             #expect(try store.location(of: names[1]) == nil)
             // a new store over the same folder finds what is cached, and drops stale temporaries
-            FileManager.default.createFile(atPath: cacheDir + "/tmp/x.part", contents: Data([1]))
+            try #require(FileManager.default.createFile(atPath: cacheDir + "/tmp/x.part", contents: Data([1])), "test setup: could not write the file")
             let reopened = try S3FileStore(client: store.client, keyPrefix: store.keyPrefix, cacheDirectory: cacheDir, cacheLimitBytes: 250_000)
             #expect(try FileManager.default.contentsOfDirectory(atPath: cacheDir + "/tmp").isEmpty)
             #expect(try reopened.location(of: names[2])?.byteCount == 100_000)

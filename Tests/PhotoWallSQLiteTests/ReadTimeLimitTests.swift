@@ -31,7 +31,7 @@ import PhotoWallSQLite
                 #expect(e.isInterrupt, "\(e)")
             }
             // The limit is counted per read: the next one runs, outside any transaction, and sees a new commit.
-            try db.write { try $0.run("UPDATE t SET x = x + 1") }
+            _ = try db.write { try $0.run("UPDATE t SET x = x + 1") }
             let (inTransaction, x) = try db.read { ($0.isInTransaction, try $0.query("SELECT x FROM t").first?.first?.integer) }
             #expect(!inTransaction)
             #expect(x == (snapshot ? 3 : 2))

@@ -23,7 +23,7 @@ import CSQLite
         // A write between every two reads: after a few such reads the reader maps nothing, and each read
         // still sees the write before it.
         for i in 1...12 {
-            try db.write { try $0.run("UPDATE t SET x = ?", [.integer(Int64(i))]) }
+            _ = try db.write { try $0.run("UPDATE t SET x = ?", [.integer(Int64(i))]) }
             #expect(try db.read { try $0.query("SELECT x FROM t").first?.first?.integer } == Int64(i))
         }
         #expect(try Self.mmapSize(db) == 0)

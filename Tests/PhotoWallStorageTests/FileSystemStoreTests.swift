@@ -34,7 +34,7 @@ import PhotoWallTesting
     @Test func staleTemporariesAreRemovedAtOpen() throws {
         let dir = NSTemporaryDirectory() + "pw-fs-\(UUID().uuidString)"
         _ = try FileSystemStore(root: dir)
-        FileManager.default.createFile(atPath: dir + "/tmp/crashed.part", contents: Data([1, 2, 3]))
+        try #require(FileManager.default.createFile(atPath: dir + "/tmp/crashed.part", contents: Data([1, 2, 3])), "test setup: could not write the file")
         _ = try FileSystemStore(root: dir)
         #expect(!FileManager.default.fileExists(atPath: dir + "/tmp/crashed.part"))
     }

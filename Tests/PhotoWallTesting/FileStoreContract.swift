@@ -52,7 +52,7 @@ public enum FileStoreContract {
         // import, twice
         let source = scratch + "/\(p).src"
         let imported = (0..<70_000).map { UInt8(($0 * 7) % 256) }
-        FileManager.default.createFile(atPath: source, contents: Data(imported))
+        try check(FileManager.default.createFile(atPath: source, contents: Data(imported)), "test setup: could not write the file")
         let importedName = "\(p)_imported.bin"
         try store.importFile(at: source, as: importedName)
         try store.importFile(at: source, as: importedName)
