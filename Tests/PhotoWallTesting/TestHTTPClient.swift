@@ -47,6 +47,8 @@ public final class TestHTTPClient {
     private var fd: Int32
     private var received: [UInt8] = []
     private var peerClosed = false
+    /// The request line last sent, and when: a receive that times out names them.
+    private var lastRequest: (line: String, sent: ContinuousClock.Instant)?
 
     /// Connects to `host:port` (IPv4), from `sourceAddress` when given (e.g. "127.0.0.2": any 127/8
     /// address is local on Linux, so one test can play clients at several addresses).
@@ -105,6 +107,7 @@ public final class TestHTTPClient {
     /// Sends the request line and header fields (adding `Host` unless present), nothing else.
     public func sendHead(_ method: String, _ target: String, headers: [(String, String)] = []) throws {
         var head = "\(method) \(target) HTTP/1.1\r\n"
+        lastRequest = ("\(method) \(target)", .now)
         if !headers.contains(where: { $0.0.lowercased() == "host" }) { head += "Host: \(host):\(port)\r\n" }
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         head += "\r\n"
@@ -269,7 +272,9 @@ public final class TestHTTPClient {
             if n > 0 { received += buffer[..<n]; return true }
             if n == 0 { peerClosed = true; return false }
             if errno == EINTR { continue }
-            if errno == EAGAIN || errno == EWOULDBLOCK { throw TestHTTPClientError("receive timed out") }
+            if errno == EAGAIN || errno == EWOULDBLOCK {
+                throw TestHTTPClientError("receive timed out" + (lastRequest.map { " waiting for the answer to \($0.line), sent \(ContinuousClock.now - $0.sent) ago" } ?? ""))
+            }
             if errno == ECONNRESET { peerClosed = true; return false }
             throw TestHTTPClientError("recv failed", systemError: errno)
         }
