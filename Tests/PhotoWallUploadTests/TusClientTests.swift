@@ -363,4 +363,6 @@ final class Flag: @unchecked Sendable {
         value = true
         return true
     }
+
+    var isSet: Bool { lock.withLock { value } }
 }

@@ -265,16 +265,19 @@ import Testing
         #expect(done.header("Upload-Offset") == "1000")
     }
 
-    /// Starts a PATCH of `bytes[offset..<offset + 1000]` at `offset` on a new connection with `checksum`
-    /// and sends its first 500 bytes; with `waitForThem`, waits until the server wrote them (that
-    /// PATCH then holds the upload).
-    static func startHalfPatch(_ t: RawTus, _ path: String, _ bytes: [UInt8], at offset: Int = 0, checksum: String,
-                               waitForThem: Bool = true) async throws -> TestHTTPClient {
-        let patch = try TestHTTPClient(port: sharedServer.port)
-        try patch.sendHead("PATCH", path, headers: t.headers([("Upload-Offset", "\(offset)"), ("Content-Type", "application/offset+octet-stream"),
-                                                              ("Upload-Checksum", checksum), ("Content-Length", "1000")]))
-        try patch.send(Array(bytes[offset..<offset + 500]))
-        if waitForThem { try await waitForPart(sharedServer, path, bytes: offset + 500) }
+    /// Starts a PATCH of `bytes[offset..<offset + 1000]` at `offset` (`Content-Length: 1000`, with
+    /// `checksum` when given) on a new connection to `s`, and sends its first `count` bytes; with
+    /// `waitForThem`, waits until the server wrote them (that PATCH then holds the upload).
+    static func startPartialPatch(on s: ParseTestServer = sharedServer, _ t: RawTus, _ path: String,
+                                  _ bytes: [UInt8] = Array(repeating: 1, count: 1000), at offset: Int = 0,
+                                  sending count: Int = 500, checksum: String? = nil,
+                                  waitForThem: Bool = true) async throws -> TestHTTPClient {
+        let patch = try TestHTTPClient(port: s.port)
+        var headers = [("Upload-Offset", "\(offset)"), ("Content-Type", "application/offset+octet-stream"), ("Content-Length", "1000")]
+        if let checksum { headers.append(("Upload-Checksum", checksum)) }
+        try patch.sendHead("PATCH", path, headers: t.headers(headers))
+        try patch.send(Array(bytes[offset..<offset + count]))
+        if waitForThem { try await waitForPart(s, path, bytes: offset + count) }
         return patch
     }
 
@@ -283,7 +286,7 @@ import Testing
         let bytes = TestFiles.randomBytes(3000)
         let (_, path) = try t.create(length: 3000)
         // The first PATCH (0..<1000) sends half its body and holds the upload…
-        let first = try await Self.startHalfPatch(t, path, bytes, checksum: RawTus.checksum(Array(bytes[0..<1000])))
+        let first = try await Self.startPartialPatch(t, path, bytes, checksum: RawTus.checksum(Array(bytes[0..<1000])))
         // …while the next one (1000..<2000), on another connection, is already sent: it is not refused
         // (423) but waits for the first one's body, then writes behind it.
         nonisolated(unsafe) let other = try RawTus(sharedServer, token: t.token)  // used by that task alone
@@ -332,7 +335,7 @@ import Testing
         for round in 0..<96 {
             let (_, path) = try t.create(length: 2000)
             // Used by the thread below alone, while this task waits for it.
-            nonisolated(unsafe) let first = try await Self.startPartialPatch(s, t, path, sending: 999)
+            nonisolated(unsafe) let first = try await Self.startPartialPatch(on: s, t, path, sending: 999)
             nonisolated(unsafe) let next = try TestHTTPClient(port: s.port)
             // Head and body in one write: a server that refuses the head may close before a body sent later.
             let fields = t.headers([("Host", "127.0.0.1:\(s.port)"), ("Upload-Offset", "1000"),
@@ -370,9 +373,9 @@ import Testing
         let t = try await tus()
         let bytes = TestFiles.randomBytes(3000)
         let (_, path) = try t.create(length: 3000)
-        let first = try await Self.startHalfPatch(t, path, bytes, checksum: RawTus.checksum(Array(bytes[0..<1000])))
+        let first = try await Self.startPartialPatch(t, path, bytes, checksum: RawTus.checksum(Array(bytes[0..<1000])))
         // The second (1000..<2000) sends half its body at once; it waits for the first's body.
-        let second = try await Self.startHalfPatch(t, path, bytes, at: 1000, checksum: RawTus.checksum(Array(bytes[1000..<2000])),
+        let second = try await Self.startPartialPatch(t, path, bytes, at: 1000, checksum: RawTus.checksum(Array(bytes[1000..<2000])),
                                                    waitForThem: false)
         try await Task.sleep(for: .milliseconds(300))
         try first.send(Array(bytes[500..<1000]))
@@ -402,7 +405,7 @@ import Testing
         let t = try await tus()
         let bytes = TestFiles.randomBytes(2000)
         let (_, path) = try t.create(length: 2000)
-        let first = try await Self.startHalfPatch(t, path, bytes, checksum: RawTus.checksum([1, 2, 3]))
+        let first = try await Self.startPartialPatch(t, path, bytes, checksum: RawTus.checksum([1, 2, 3]))
         nonisolated(unsafe) let other = try RawTus(sharedServer, token: t.token)  // used by that task alone
         let second = Task { try await onThread { try other.patch(path, offset: 1000, body: Array(bytes[1000...])) } }
         try await Task.sleep(for: .milliseconds(300))
@@ -427,7 +430,7 @@ import Testing
         let t = try await tus()
         let bytes = TestFiles.randomBytes(2000)
         let (_, path) = try t.create(length: 2000)
-        let first = try await Self.startHalfPatch(t, path, bytes, checksum: RawTus.checksum(Array(bytes[0..<1000])))
+        let first = try await Self.startPartialPatch(t, path, bytes, checksum: RawTus.checksum(Array(bytes[0..<1000])))
         nonisolated(unsafe) let other = try RawTus(sharedServer, token: t.token)  // used by that task alone
         let second = Task { try await onThread { try other.patch(path, offset: 1000, body: Array(bytes[1000...]),
                                                                  checksum: RawTus.checksum(Array(bytes[0..<1000]))) } }
@@ -450,24 +453,13 @@ import Testing
         #expect(Array(try await sharedServer.request("GET", url, key: .none).body) == bytes)
     }
 
-    /// Starts a PATCH at offset 0 declaring `Content-Length: 1000` on a new connection to `s`, sends
-    /// `count` bytes of 1 and waits until the server wrote them (that PATCH then holds the upload).
-    static func startPartialPatch(_ s: ParseTestServer, _ t: RawTus, _ path: String, sending count: Int) async throws -> TestHTTPClient {
-        let patch = try TestHTTPClient(port: s.port)
-        try patch.sendHead("PATCH", path, headers: t.headers([("Upload-Offset", "0"), ("Content-Type", "application/offset+octet-stream"),
-                                                              ("Content-Length", "1000")]))
-        try patch.send(Array(repeating: UInt8(1), count: count))
-        try await waitForPart(s, path, bytes: count)
-        return patch
-    }
-
     /// On a new server with `--upload-stall-timeout 1`: a 2000-byte upload whose PATCH sent 600 of its
     /// 1000 bytes and then went quiet (a dropped link the server can't see) for 1.3 s.
     static func stalledPatch() async throws -> (server: ParseTestServer, tus: RawTus, path: String, connection: TestHTTPClient) {
         let s = try ParseTestServer(extraArgs: ["--upload-stall-timeout", "1"])
         let t = try RawTus(s, token: try await s.signUp().1)
         let (_, path) = try t.create(length: 2000)
-        let patch = try await startPartialPatch(s, t, path, sending: 600)
+        let patch = try await startPartialPatch(on: s, t, path, sending: 600)
         try await Task.sleep(for: .milliseconds(1300))
         return (s, t, path, patch)
     }
@@ -501,8 +493,8 @@ import Testing
         // At `info`, so that a failure shows the server's side (each message ends with its log's tail).
         let s = try ParseTestServer(extraArgs: ["--active-workers", "1", "--log-level", "info"])
         let token = try await s.signUp().1
-        let busy = BusyFlag()
-        defer { busy.turnOff() }  // also when a round throws: the load threads must not run on
+        let stop = Flag()
+        defer { _ = stop.setOnce() }  // also when a round throws: the load threads must not run on
         var load: [Task<(uploads: Int, error: String?), Never>] = []
         for _ in 0..<4 {
             let other = try await s.signUp().1
@@ -512,7 +504,7 @@ import Testing
                     var done = 0
                     do {
                         let client = try RawTus(s, token: other)
-                        while busy.isOn {
+                        while !stop.isSet {
                             let (_, path) = try client.create(length: 4000)
                             _ = try client.patch(path, offset: 0, body: Array(repeating: 7, count: 4000))
                             done += 1
@@ -531,7 +523,7 @@ import Testing
             let t = try RawTus(s, token: token)
             for _ in 0..<40 {
                 let (_, path) = try t.create(length: 2000)
-                let cut = try await Self.startPartialPatch(s, t, path, sending: 600)
+                let cut = try await Self.startPartialPatch(on: s, t, path, sending: 600)
                 cut.close()
                 // As a client process that restarts would: a few milliseconds later, on a new connection.
                 try await Task.sleep(for: .milliseconds(5))
@@ -540,7 +532,7 @@ import Testing
         } catch {
             Issue.record("round \(offsets.count + 1): \(error); server log: \(s.serverLog().suffix(4000))")
         }
-        busy.turnOff()
+        _ = stop.setOnce()
         var uploads = 0
         for task in load {
             let result = await task.value
@@ -596,13 +588,6 @@ import Testing
                                                                                 ("Tus-Resumable", "1.0.0"), ("Upload-Length", "10")])
         #expect(wrongApp.status == 403)
     }
-}
-
-/// A switch that background load loops check.
-final class BusyFlag: Sendable {
-    private let on = Mutex(true)
-    var isOn: Bool { on.withLock { $0 } }
-    func turnOff() { on.withLock { $0 = false } }
 }
 
 /// Sends one byte every 50 ms on a connection from a background thread, until `finish` (which

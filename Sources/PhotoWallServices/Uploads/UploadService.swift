@@ -224,11 +224,9 @@ public final class UploadService: Sendable {
             switch try pipelined(u, offset: offset, length: length, contentLength: contentLength, expected: expected) {
             case .chained(let next):
                 return next
-            case .cameAfterTheCommit where looksLeft > 0:
-                // The PATCH before has committed and let go of the upload meanwhile: start over against it.
-                return try lookAgain()
             case .cameAfterTheCommit:
-                break
+                // The PATCH before has committed and let go of the upload meanwhile: start over against it.
+                if looksLeft > 0 { return try lookAgain() }
             case .notPipelined:
                 // The PATCH before may have committed since `u` was read (and may still hold the upload,
                 // ending): look again.
