@@ -57,7 +57,14 @@ public struct RouteTable<Target: Sendable>: Sendable {
     /// The first route for `method` whose pattern matches `path` (raw, as sent: captured segments are
     /// percent-decoded; empty segments are ignored).
     public func match(method: String, path: String) -> Match? {
-        match(method: method, parts: path.split(separator: "/", omittingEmptySubsequences: true)) { percentDecode($0) }
+        match(method: method, parts: Self.segments(of: path)) { percentDecode($0) }
+    }
+
+    /// The non-empty `/`-separated segments of `path`, split on its UTF-8 bytes (`/` is one byte and
+    /// never part of another character's encoding), which skips `Character`-by-`Character` splitting:
+    /// that was 4% of a `GET` of one object's CPU.
+    static func segments(of path: String) -> [Substring] {
+        path.utf8.split(separator: UInt8(ascii: "/")).map { Substring($0) }
     }
 
     /// The first route for `method` whose pattern matches `segments`, already percent-decoded (captured

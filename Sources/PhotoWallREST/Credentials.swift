@@ -35,6 +35,7 @@ struct Credentials {
     /// Applies the body overrides when the header app id does not match, removing the `_…` keys
     /// from the body in every case.
     mutating func takeOverrides(from body: inout [String: JSON], config: ServerConfig) {
+        guard !body.isEmpty else { return }  // a GET's: no override, nothing to remove (11 hashed keys saved)
         if appId != config.appId, body["_ApplicationId"]?.stringValue == config.appId {
             appId = config.appId
             javascriptKey = body["_JavaScriptKey"]?.stringValue ?? javascriptKey

@@ -14,6 +14,18 @@ struct RoutingTests {
         #expect(Set(ids).count == ids.count)
     }
 
+    /// A path splits at every `/` byte, whatever follows it: a combining mark after a `/` does not
+    /// glue the two into one segment (it did when paths were split by `Character`), and empty
+    /// segments are skipped.
+    @Test func pathsSplitAtEverySlash() {
+        var table = RouteTable<Int>()
+        table.add("GET", "/classes/:className/:objectId", 1)
+        let m = table.match(method: "GET", path: "//classes/caf\u{E9}%20x//\u{301}b/")
+        #expect(m?.target == 1)
+        #expect(m?.parameters == ["className": "caf\u{E9} x", "objectId": "\u{301}b"])
+        #expect(table.match(method: "GET", path: "/classes/a/b/c") == nil)
+    }
+
     @Test func pathParametersAndQueryDecoding() throws {
         let seen = Box<RequestHead?>(nil)
         var router = Router()

@@ -83,6 +83,12 @@ import PhotoWallTesting
         #expect(try db.find(StoredQuery(className: "P", order: order, readers: ["*", "bob", "role:Mods"])).map(\.objectId) == ["pubObject1", "roleObject"])
         #expect(try db.count(StoredQuery(className: "P", readers: ["*", "alice"])) == 2)
         #expect(try db.find(StoredQuery(className: "P", readers: nil)).count == 3)
+        // A caller with many roles (more than the filter texts an adapter may make ahead), and one
+        // without `*`: still exactly the rows they may read.
+        let many = ["*", "bob"] + (1...38).map { "role:R\($0)" } + ["role:Mods"]
+        #expect(try db.find(StoredQuery(className: "P", order: order, readers: many)).map(\.objectId) == ["pubObject1", "roleObject"])
+        #expect(try db.find(StoredQuery(className: "P", order: order, readers: Array(many.dropLast()))).map(\.objectId) == ["pubObject1"])
+        #expect(try db.find(StoredQuery(className: "P", order: order, readers: ["bob", "role:Mods"])).map(\.objectId) == ["pubObject1", "roleObject"])
         #expect(throws: ParseError.self) { try db.delete(className: "P", objectId: "privObject", writers: ["*", "bob"]) }
         #expect(throws: ParseError.self) {
             _ = try db.update(className: "P", objectId: "roleObject", writers: ["*", "role:Mods"]) { (_: inout StoredObject) throws(ParseError) in }

@@ -1,4 +1,5 @@
 import Testing
+import PhotoWallCore
 import PhotoWallServices
 
 /// File URLs percent-encode names as JavaScript's `encodeURIComponent` does (parse-server's URLs).
@@ -14,6 +15,23 @@ import PhotoWallServices
             #expect(ServerConfig.encodeURIComponent(text) == expected, "U+\(String(value, radix: 16))")
             #expect(ServerConfig.encodeURIComponent("a\(text)b") == "a\(expected)b", "U+\(String(value, radix: 16))")
         }
+    }
+
+    /// The JSON prefix file URLs are written from is the quoted `fileURL` up to the name, and follows
+    /// `publicServerURL` and `appId` when either changes (it is made when they are set, not per use).
+    @Test func fileURLPrefixFollowsTheServerURLAndAppId() {
+        func check(_ c: ServerConfig) {
+            var quoted: [UInt8] = []
+            JSON.writeString(c.fileURL("n"), into: &quoted)
+            #expect(c.fileURLJSONPrefix() + Array("n\"".utf8) == quoted, "\(c.publicServerURL) \(c.appId)")
+        }
+        var c = ServerConfig(appId: "app", publicServerURL: "http://127.0.0.1:1/parse")
+        check(c)
+        c.publicServerURL = "https://photos.example/\"p\""
+        check(c)
+        c.appId = "my app/é"
+        check(c)
+        #expect(String(decoding: c.fileURLJSONPrefix(), as: UTF8.self).hasSuffix("/files/my%20app%2F%C3%A9/"))
     }
 }
 

@@ -3,7 +3,7 @@ import PhotoWallCore
 /// Settings of one PhotoWall app, named as parse-server names them.
 public struct ServerConfig: Sendable {
     /// `X-Parse-Application-Id` every request must carry (`PARSE_SERVER_APPLICATION_ID`).
-    public var appId: String
+    public var appId: String { didSet { fileURLPrefixText = Self.fileURLPrefixText(publicServerURL, appId) } }
     /// Bypasses ACLs (`PARSE_SERVER_MASTER_KEY`).
     public var masterKey: String
     /// When any of these is set, one of them must match the request's key header.
@@ -11,7 +11,7 @@ public struct ServerConfig: Sendable {
     public var clientKey: String?
     public var javascriptKey: String?
     /// Base of file URLs, e.g. `http://127.0.0.1:1337/parse` (`PARSE_PUBLIC_SERVER_URL`).
-    public var publicServerURL: String
+    public var publicServerURL: String { didSet { fileURLPrefixText = Self.fileURLPrefixText(publicServerURL, appId) } }
     /// URL path prefix of the API, `/parse`.
     public var mountPath: String
     /// Largest accepted file upload in bytes (`maxUploadSize`, default 20 MiB).
@@ -37,7 +37,11 @@ public struct ServerConfig: Sendable {
         self.maxUploadBytes = maxUploadBytes; self.maxJSONBytes = maxJSONBytes
         self.sessionLengthSeconds = sessionLengthSeconds; self.allowClientClassCreation = allowClientClassCreation
         self.defaultLimit = defaultLimit; self.maxLimit = maxLimit
+        fileURLPrefixText = Self.fileURLPrefixText(publicServerURL, appId)
     }
+
+    /// `fileURLJSONPrefix()`, kept up to date with `publicServerURL` and `appId`.
+    private var fileURLPrefixText: [UInt8] = []
 
     /// The public URL of a stored file: `<publicServerURL>/files/<appId>/<percent-encoded name>`.
     public func fileURL(_ name: String) -> String {
@@ -52,8 +56,10 @@ public struct ServerConfig: Sendable {
     }
 
     /// The JSON text every `fileURL` starts with: the opening quote, then `<publicServerURL>/files/<appId>/`
-    /// JSON-escaped. Computed once per response by writers that render many file URLs (`writeFileURL`).
-    public func fileURLJSONPrefix() -> [UInt8] {
+    /// JSON-escaped (made when either changes, not per response), for writers of file URLs (`writeFileURL`).
+    public func fileURLJSONPrefix() -> [UInt8] { fileURLPrefixText }
+
+    private static func fileURLPrefixText(_ publicServerURL: String, _ appId: String) -> [UInt8] {
         var out: [UInt8] = []
         JSON.writeString(publicServerURL + "/files/" + Self.encodeURIComponent(appId) + "/", into: &out)
         out.removeLast()  // the closing quote: the name follows
