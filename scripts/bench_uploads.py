@@ -4,7 +4,9 @@
 - A 1 GiB file through the PhotoWall client (`photowall upload --file-only --json`: tus, chunked
   PATCH with a SHA-256 per chunk, each chunk fsynced by the server before it counts) beside
   `curl -T` of the same file into nginx (WebDAV PUT into a file, no fsync): MB/s and their ratio; and,
-  under each case, the disk's ceiling for it: the same bytes written with an fdatasync per chunk.
+  under each case, the disk's ceiling for it: the same bytes written with an fdatasync per chunk;
+  and its hashing ceiling: the SHA passes the case makes over every byte (client checksum, server
+  check, server's file digest), all at once on the machine's cores, with nothing else to do.
   The client's time runs from its `start` event to its `uploaded` event (so login and process
   start are not counted). Rounds are taken in turn so disk drift hits both.
 - The server's peak RSS (VmRSS sampled every 20 ms, and VmHWM) during 32 parallel 64 MiB uploads
@@ -19,6 +21,7 @@ BENCH_CASES (comma-separated CHUNK/CHECKSUM client settings for the big upload, 
 per-chunk checksum, to show what the checksum costs), BENCH_UPLOAD_PARALLEL=0 (leaves the 32-upload
 memory row out).
 """
+import hashlib
 import json
 import os
 import re
@@ -55,6 +58,36 @@ def start_photowall(data, binary=None):
     return _start(binary or BIN, data, APP, MASTER, ["--max-upload-size", "2gb"])
 
 
+
+
+# The SHA-256 / SHA-1 passes each upload case makes over every byte: the client's `Upload-Checksum`,
+# the server's check of it, and the server's running SHA-256 of the file (for `duplicates` and the
+# ETag), which every case makes.
+PASSES = {"sha256": ["sha256"] * 3, "sha1": ["sha1", "sha1", "sha256"], "none": ["sha256"]}
+NAMES = {"sha256": "SHA-256", "sha1": "SHA-1"}
+
+
+def hashing_mbs(path, algorithms):
+    """The hashing ceiling for an upload whose bytes are hashed once per entry of `algorithms`
+    (hashlib names, OpenSSL's code as the server's): the file's bytes, read into memory first, hashed
+    by every pass at once, one thread each (hashlib lets go of the GIL for large updates), in 4 MiB
+    updates. No upload that makes these passes can go faster on this machine, whatever else it costs.
+    - Returns: MB/s."""
+    with open(path, "rb") as f:
+        view = memoryview(f.read())
+
+    def run(algorithm):
+        h = hashlib.new(algorithm)
+        for o in range(0, len(view), 4 << 20):
+            h.update(view[o:o + (4 << 20)])
+
+    threads = [threading.Thread(target=run, args=(a,)) for a in algorithms]
+    start = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return len(view) / (time.monotonic() - start) / 1e6
 
 
 def make_png(path, total):
@@ -120,6 +153,7 @@ def main():
         # The disk's own ceiling for bytes acknowledged only once durable, per chunk size (written in the
         # same rounds): no server can acknowledge faster than this, whatever nginx does without fsync.
         disk = {c: [] for c in CASES}
+        hashing = {c: [] for c in CASES}
         for i in range(ROUNDS):   # taken in turn, so disk drift hits both
             for c in CASES:
                 secs, events = cli.upload([big], "--file-only", "--chunk-size", c[0], "--checksum", c[1])
@@ -135,6 +169,7 @@ def main():
             os.remove(os.path.join(work, "ng", "www", "upload", f"big{i}.bin"))
             for c in CASES:
                 disk[c].append(durable_write_mbs(work, size, parse_size(c[0])))
+                hashing[c].append(hashing_mbs(big, PASSES[c[1]]))
         t = statistics.median(nginx)
         for c in CASES:
             o = statistics.median(results[c])
@@ -144,6 +179,10 @@ def main():
                 rows.append((f"  baseline binary (PhotoWall ÷ baseline: {o / b:.2f}×)", "MB/s", b, t, b / t, None))
             d = statistics.median(disk[c])
             rows.append((f"  disk ceiling: {BIG_MB} MiB written, fdatasync every {c[0]}", "MB/s", d, t, d / t, None))
+            h = statistics.median(hashing[c])
+            passes = PASSES[c[1]]
+            what = " + ".join(f"{passes.count(a)} {NAMES[a]}" for a in dict.fromkeys(passes))
+            rows.append((f"  hashing ceiling: {what} pass" + ("es at once" if len(passes) > 1 else ""), "MB/s", h, t, h / t, None))
         stop(pw)
         if base:
             stop(base[0])
