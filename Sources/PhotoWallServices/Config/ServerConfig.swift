@@ -56,7 +56,8 @@ public struct ServerConfig: Sendable {
     }
 
     /// The JSON text every `fileURL` starts with: the opening quote, then `<publicServerURL>/files/<appId>/`
-    /// JSON-escaped (made when either changes, not per response), for writers of file URLs (`writeFileURL`).
+    /// JSON-escaped, for writers of file URLs (`writeFileURL`). Made when `publicServerURL` or `appId` is
+    /// set, not per response.
     public func fileURLJSONPrefix() -> [UInt8] { fileURLPrefixText }
 
     private static func fileURLPrefixText(_ publicServerURL: String, _ appId: String) -> [UInt8] {
