@@ -1,3 +1,14 @@
+/// The non-empty `/`-separated segments of a URL path (still percent-encoded), split on its UTF-8 bytes:
+/// a `/` is a separator whatever follows it (a combining mark after it does not glue it to the next
+/// segment, as splitting by `Character` does), and the split costs no grapheme breaking. The one
+/// splitter behind routing, the REST layer's segments and `/batch` sub-request paths.
+public func pathSegments(_ path: Substring) -> [Substring] {
+    path.utf8.split(separator: UInt8(ascii: "/")).map { Substring($0) }
+}
+
+/// `pathSegments` of a whole `String`.
+public func pathSegments(_ path: String) -> [Substring] { pathSegments(path[...]) }
+
 /// Decodes `%XX` escapes (and `+` as space when `plusAsSpace`); invalid escapes are kept as written.
 public func percentDecode(_ s: some StringProtocol, plusAsSpace: Bool = false) -> String {
     percentDecode(String(s), plusAsSpace: plusAsSpace)

@@ -136,7 +136,7 @@ public final class ParseAPI: Sendable {
         }
         let known = method == "GET" ? routed : nil
         let segments = known?.segments
-            ?? Array(head.path.dropFirst(config.mountPath.count).split(separator: "/").map { percentDecode($0) })
+            ?? pathSegments(head.path.dropFirst(config.mountPath.count)).map { percentDecode($0) }
         let auth = try authenticate(credentials, segments: segments)
         let api = APIRequest(method: method, segments: segments, params: params, body: body, auth: auth, credentials: credentials)
         return Render.api(try route(api, known: known?.match))
@@ -187,7 +187,8 @@ public final class ParseAPI: Sendable {
                 }
                 let prefix = config.mountPath + "/"
                 guard path.hasPrefix(prefix) else { throw ParseError(.invalidJSON, "cannot route batch path \(path)") }
-                let segs = path.dropFirst(prefix.count).split(separator: "?").first.map { $0.split(separator: "/").map { percentDecode($0) } } ?? []
+                let rest = path.dropFirst(prefix.count)
+                let segs = pathSegments(rest.utf8.firstIndex(of: UInt8(ascii: "?")).map { rest[..<$0] } ?? rest).map { percentDecode($0) }
                 guard segs.first != "batch" else { throw ParseError(.invalidJSON, "cannot route batch path \(path)") }
                 let body = item["body"]?.objectValue ?? [:]
                 let sub = APIRequest(method: method == "PATCH" ? "PUT" : method, segments: segs,

@@ -64,5 +64,9 @@ import PhotoWallCore
         #expect(percentEncodedQuery([("a b", "x+y&z=1"), ("redirect_uri", "http://h/p?q=~._-"), ("é", "")])
                 == "a%20b=x%2By%26z%3D1&redirect_uri=http%3A%2F%2Fh%2Fp%3Fq%3D~._-&%C3%A9=")
         #expect(percentDecode("x%2By%26z%3D1") == "x+y&z=1")
+        // Paths split at every `/` byte, escapes kept, empty segments skipped; a combining mark after a
+        // `/` does not glue the two into one `Character` there.
+        #expect(pathSegments("//classes/a%2Fb//\u{301}c/") == ["classes", "a%2Fb", "\u{301}c"])
+        #expect(pathSegments("/") == [])
     }
 }

@@ -17,7 +17,7 @@ struct GraphCall: Sendable {
 
     init(request: Request, baseURL: String) {
         method = request.head.method
-        var parts = request.head.path.split(separator: "/", omittingEmptySubsequences: true).map { percentDecode($0) }
+        var parts = pathSegments(request.head.path).map { percentDecode($0) }
         if let first = parts.first, GraphCall.isVersion(first) {
             version = first
             parts.removeFirst()
