@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import PhotoWallCore
 import PhotoWallStorage
 
@@ -54,7 +57,29 @@ extension PostgresAdapter {
 extension PostgresAdapter: BulkLoading {
     /// `VACUUM ANALYZE`: statistics for the planner, and the visibility map set so the feed's
     /// index-only scans don't visit the heap (autovacuum does the same on a live database, later).
+    /// VACUUM marks a page all-visible only when no snapshot still open in the database may miss its
+    /// rows, and an autovacuum `ANALYZE` that began while the load's last rows were being written
+    /// holds such a snapshot for seconds: then the newest pages, those the feed reads first, stay
+    /// unmarked. So the tables left with unmarked pages (`pg_class.relallvisible` < `relpages`) are
+    /// vacuumed again, each pass reading only those pages, up to `visibilityPasses` times, a second apart.
     public func finishBulkLoad() throws(ParseError) {
-        _ = try guarded { try pool.withConnection { conn in try conn.execute("VACUUM ANALYZE") } }
+        _ = try guarded {
+            try pool.withConnection { conn in
+                try conn.execute("VACUUM ANALYZE")
+                for _ in 0..<Self.visibilityPasses {
+                    let behind = try conn.query("""
+                        SELECT c.oid::regclass::text FROM pg_class c WHERE c.relnamespace = to_regnamespace(current_schema())
+                        AND c.relkind = 'r' AND c.relpages > 0 AND c.relallvisible < c.relpages ORDER BY 1
+                        """).rows.compactMap { $0[0] }
+                    if behind.isEmpty { break }
+                    logger.debug("bulk load: vacuuming again, pages not yet all-visible", ["tables": behind.joined(separator: ",")])
+                    usleep(1_000_000)
+                    try conn.execute("VACUUM " + behind.joined(separator: ", "))
+                }
+            }
+        }
     }
+
+    /// How many more VACUUM passes `finishBulkLoad` makes at most for tables with pages not yet all-visible.
+    static let visibilityPasses = 5
 }

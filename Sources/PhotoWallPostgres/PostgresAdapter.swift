@@ -32,8 +32,8 @@ public final class PostgresAdapter: Sendable {
     /// time a database is opened (the image table gets its feed column when it is created).
     public let feedProjection: FeedProjection?
     let schemas = ReadMostly<[String: ClassSchema]>([:])
-    /// The last `suggestedFeedThreshold()` and when it was computed.
-    let thresholdCache = Mutex<(ContinuousClock.Instant, Int)?>(nil)
+    /// The image class's planner statistics the feed reads (`feedStatistics()`) and when they were read.
+    let feedStatisticsCache = Mutex<(ContinuousClock.Instant, FeedStatistics)?>(nil)
     let logger: Logger
 
     /// Key of the advisory lock that serialises DDL and migrations across processes.

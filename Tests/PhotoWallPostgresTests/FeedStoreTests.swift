@@ -61,6 +61,51 @@ struct FeedStoreTests {
         #expect(cursor != nil)
     }
 
+    /// The time scan over the friend table (`authors` nil) runs the form the viewer's friend count
+    /// calls for, and the other form never starts: the hashed friend list below
+    /// `friendProbeThreshold` friends, one friend-table probe per scanned row from it. Either way it
+    /// gives SQLite's keys, page after page.
+    @Test func timeScanFormFollowsTheFriendCount() throws {
+        // 40 authors: 33 friends and more probe a 7-row page (√(4 × 7 × 40) = 33.4).
+        let admin = try PostgresConnection(conninfo: url)
+        try admin.execute("ANALYZE \"c_WallImage\"")
+        #expect(postgres.feedStatistics()?.authors == 40)
+        #expect(PostgresAdapter.friendProbeThreshold(limit: 7, authors: 40) == 33)
+        #expect(PostgresAdapter.friendProbeThreshold(limit: 20, authors: 92_968) == 2_727)
+        #expect(PostgresAdapter.distinctValues(nDistinct: -0.25, rows: 1_000_000) == 250_000, "a fraction of the rows")
+        #expect(PostgresAdapter.distinctValues(nDistinct: 0, rows: 10) == nil && PostgresAdapter.distinctValues(nDistinct: nil, rows: 10) == nil)
+        let many = (0..<39).map { ("many", "u\($0)") }  // 39 friends
+        let few = [("u1", "u2"), ("u2", "u3")]  // u1: 1 friend
+        try sqlite.bulkInsertFriendships(many + few)
+        try postgres.bulkInsertFriendships(many)
+        try admin.execute("SET plan_cache_mode = force_generic_plan")  // as a feed page runs it (`readingOneSnapshot`)
+        for (viewer, probes) in [("many", true), ("u1", false)] {
+            var cursor: FeedCursor?
+            var pages = 0
+            for page in 0..<8 {
+                let a = try sqlite.feedKeys(authors: nil, viewer: viewer, before: cursor, limit: 7, strategy: .globalScan, scanLimit: 100_000)
+                let b = try postgres.feedKeys(authors: nil, viewer: viewer, before: cursor, limit: 7, strategy: .globalScan, scanLimit: 100_000)
+                #expect(b.keys == a.keys, "\(viewer), page \(page)")
+                let (sql, values) = postgres.feedKeysStatement(authors: nil, viewer: viewer, before: cursor, limit: 7,
+                                                               strategy: .globalScan, scanLimit: 100_000)
+                let plan = try admin.query("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) " + sql, values).rows
+                    .compactMap { $0[0] }.joined(separator: "\n")
+                // Each form's filter and the line under it: executed or not.
+                let lines = plan.components(separatedBy: "\n")
+                func ran(_ filter: String) -> Bool? {
+                    guard let i = lines.firstIndex(where: { $0.contains(filter) }), i > 0 else { return nil }
+                    return !lines[i - 1].contains("never executed")
+                }
+                #expect(ran("OR (hashed SubPlan") == !probes, "\(viewer):\n\(plan)")
+                #expect(ran("OR (SubPlan") == probes, "\(viewer):\n\(plan)")
+                guard let last = a.keys.last else { break }
+                cursor = last
+                pages += 1
+            }
+            #expect(pages == (probes ? 8 : 3), "\(viewer): 400 images by 40 authors, or 20 by u1 and u2")
+        }
+    }
+
     @Test func commentsMatchSQLite() throws {
         let ids = ["img0000003", "img0000002", "img0000001", "img0000000", "img0000399", "missing"]
         let a = try sqlite.comments(ofImages: ids, perImage: 2, readers: nil)
@@ -125,6 +170,26 @@ struct FeedStoreTests {
         #expect(try postgres.count(StoredQuery(className: "WallImageComment", readers: nil)) == 600)
         #expect(try postgres.friends(of: "u2").sorted() == ["u1", "u3"])
         #expect(try postgres.friendsSyncedAt("u3") != nil)
+    }
+
+    /// A bulk load ends with every page of the image table all-visible (the feed's index-only scans
+    /// then skip the heap), even when a snapshot older than its last rows, as an autovacuum
+    /// `ANALYZE`'s can be, was still open as it finished: `finishBulkLoad` vacuums again once it ends.
+    @Test func bulkLoadEndsWithEveryPageAllVisible() throws {
+        let holder = try PostgresConnection(conninfo: url)
+        try holder.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        _ = try holder.query("SELECT 1")  // the snapshot, taken before the rows below
+        let t = ParseDate(millisecondsSince1970: 1_800_000_000_000)
+        try postgres.bulkInsert((0..<3000).map {
+            StoredObject(className: "WallImage", objectId: String(format: "late%06d", $0), createdAt: t, updatedAt: t,
+                         fields: ["userFBId": .string("u\($0 % 40)")], acl: nil)
+        })
+        try holder.sendWithoutWaiting("SELECT pg_sleep(1.5); COMMIT")  // open 1.5 s more, without waiting here
+        try postgres.finishBulkLoad()
+        let admin = try PostgresConnection(conninfo: url)
+        let row = try admin.query("SELECT relallvisible, relpages FROM pg_class WHERE oid = '\"c_WallImage\"'::regclass").first
+        #expect(row?[1].flatMap { Int($0) }.map { $0 > 30 } == true, "the table spans pages: \(String(describing: row))")
+        #expect(row?[0] == row?[1], "all-visible pages, pages")
     }
 
     @Test func planners() throws {
