@@ -18,7 +18,7 @@ Environment: BENCH_FEED_IMAGES (default 1000000), BENCH_FEED_USERS (100000), BEN
 BENCH_FEED_ROUNDS (3), BENCH_FEED_POSTGRES=0 (SQLite only),
 BENCH_FEED_DATA=DIR (seed the SQLite wall into DIR once and keep it: a later run with the same sizes
 reuses it instead of seeding again), BENCH_FEED_BASELINE=BIN (another build, e.g. main's, served on the
-same SQLite data in the same rounds: before/after side by side).
+same data, SQLite and PostgreSQL, in the same rounds: before/after side by side).
 The large run (opt-in, ~4× the seeding time, SQLite only unless BENCH_FEED_POSTGRES=1):
 BENCH_FEED_LARGE=1 make bench, i.e. BENCH_FEED_IMAGES=4000000 BENCH_FEED_USERS=400000 (goal p99 ≤ 10 ms
 at every friend count).
@@ -261,7 +261,7 @@ def main():
         try:
             if url:
                 seeded_pg, seed_pg_s = seed(work, ["--database", url])
-                results.append(("PostgreSQL", seed_pg_s, *serve_and_measure(work, seeded_pg, ["--database", url])))
+                results.append(("PostgreSQL", seed_pg_s, *serve_and_measure(work, seeded_pg, ["--database", url], None, BASELINE)))
         finally:
             shutil.rmtree(work, ignore_errors=True)
             subprocess.run([os.path.join(here, "pg.sh"), "stop"])
