@@ -76,7 +76,10 @@ public final class PostgresAdapter: Sendable {
         try migrate()
     }
 
-    static func table(_ className: String) -> String { "\"c_\(className.replacingOccurrences(of: "\"", with: "\"\""))\"" }
+    static func table(_ className: String) -> String {
+        // Class names the API accepts never hold a `"` (`ObjectNames.isValidClassName`); doubling one is the safety net, off the hot path.
+        className.utf8.contains(UInt8(ascii: "\"")) ? "\"c_\(className.replacingOccurrences(of: "\"", with: "\"\""))\"" : "\"c_\(className)\""
+    }
 
     // MARK: errors at the boundary
 

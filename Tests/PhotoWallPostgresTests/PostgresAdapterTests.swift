@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import PhotoWallCore
-import PhotoWallPostgres
+@testable import PhotoWallPostgres
 import PhotoWallStorage
 import PhotoWallTesting
 
@@ -23,6 +23,20 @@ struct PostgresAdapterTests {
     func object(_ cls: String, _ fields: [String: JSON], acl: ACL? = nil, id: String = ParseIdentifier.alphanumeric()) -> StoredObject {
         let now = ParseDate.now()
         return StoredObject(className: cls, objectId: id, createdAt: now, updatedAt: now, fields: fields, acl: acl)
+    }
+
+    /// Array parameters (`$in` lists, permission sets) reach PostgreSQL element for element, whatever
+    /// they hold; a class name's table is quoted, a `"` in it doubled.
+    @Test func textArraysAndTableNamesAreQuoted() throws {
+        let items = ["plain", "", "a\"b", "c\\d", "\\\"", "{x,y}", "NULL", " sp ", "é", "日本", "\u{1F600}"]
+        let literal = PostgresQueryCompiler.textArrayLiteral(items)
+        #expect(literal.hasPrefix(#"{"plain","","a\"b","c\\d","\\\"","#))
+        #expect(PostgresQueryCompiler.textArrayLiteral([]) == "{}")
+        let conn = try PostgresConnection(conninfo: url)
+        let back = try conn.query("SELECT x FROM unnest($1::text[]) WITH ORDINALITY AS t(x, i) ORDER BY i", [literal]).rows.map { $0[0] }
+        #expect(back == items.map { Optional($0) })
+        #expect(PostgresAdapter.table("WallImage") == #""c_WallImage""#)
+        #expect(PostgresAdapter.table(#"a"b"#) == #""c_a""b""#)
     }
 
     @Test func migrationsAreRecordedAndIdempotent() throws {
