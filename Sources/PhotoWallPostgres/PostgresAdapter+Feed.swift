@@ -120,16 +120,20 @@ extension PostgresAdapter: FeedStore {
                 if strategy == .perAuthor || keys.count >= limit { return (keys, true) }
                 // A short page of the time scan: complete only if the scan ran out of rows before its cap.
                 var countParams = PostgresQueryCompiler.Params()
-                var countOlder = "TRUE"
-                if let before {
-                    countOlder = "(\"createdAt\", \"objectId\") < (\(countParams.add(String(before.createdAt), cast: "bigint")), \(countParams.add(before.objectId, cast: "text")))"
-                }
+                let countOlder = Self.olderThan(before, &countParams)
                 let cap = countParams.add(String(scanLimit), cast: "bigint")
                 let scanned = Int(try conn.query("SELECT count(*) FROM (SELECT 1 FROM \(t) WHERE \(countOlder) ORDER BY \"createdAt\" DESC, \"objectId\" DESC LIMIT \(cap)) s",
                                                  countParams.values).first?[0] ?? "0") ?? 0
                 return (keys, scanned < scanLimit)
             }
         }
+    }
+
+    /// Rows strictly older than `before` in the feed's order, as a row comparison the composite
+    /// index answers (`("createdAt", "objectId") < ($n, $m)`, both added to `params`); `TRUE` without one.
+    static func olderThan(_ before: FeedCursor?, _ params: inout PostgresQueryCompiler.Params) -> String {
+        guard let before else { return "TRUE" }
+        return "(\"createdAt\", \"objectId\") < (\(params.add(String(before.createdAt), cast: "bigint")), \(params.add(before.objectId, cast: "text")))"
     }
 
     /// The statement of `feedKeys`' page of keys (its text and parameters), in the strategy's form
@@ -142,10 +146,7 @@ extension PostgresAdapter: FeedStore {
         let t = Self.table(feedProjection?.imageClass ?? "")
         let author = "\"feedAuthor\""  // = the projection's author field, stored (see `PostgresAdapter.feedColumns`)
         var params = PostgresQueryCompiler.Params()
-        var older = "TRUE"
-        if let before {
-            older = "(\"createdAt\", \"objectId\") < (\(params.add(String(before.createdAt), cast: "bigint")), \(params.add(before.objectId, cast: "text")))"
-        }
+        let older = Self.olderThan(before, &params)
         let n = String(limit)  // a constant: a generic plan knows it (`readingOneSnapshot`)
         // The audience: the given authors as one array parameter, or (nil) the viewer and their
         // friends joined from the friend table in the query — never thousands of ids built here.
