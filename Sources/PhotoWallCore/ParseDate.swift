@@ -56,20 +56,26 @@ public struct ParseDate: Sendable, Hashable, Comparable, CustomStringConvertible
         let days = totalSeconds >= 0 ? totalSeconds / 86400 : (totalSeconds - 86399) / 86400
         let secondOfDay = Int(totalSeconds - days * 86400)
         let (year, month, day) = Self.civil(fromDays: Int(days))
-        func put(_ v: Int, _ width: Int, at start: Int) {
-            var v = v
-            for k in stride(from: start + width - 1, through: start, by: -1) {
-                p[k] = UInt8(48 + v % 10)
-                v /= 10
-            }
+        // Two digits per table load (`digitPairs`), not a division per digit.
+        func pair(_ v: Int, at k: Int) {
+            let d = Self.digitPairs.utf8Start + 2 * v
+            p[k] = d[0]; p[k + 1] = d[1]
         }
-        put(year, 4, at: 0); p[4] = 45
-        put(month, 2, at: 5); p[7] = 45
-        put(day, 2, at: 8); p[10] = 84
-        put(secondOfDay / 3600, 2, at: 11); p[13] = 58
-        put(secondOfDay / 60 % 60, 2, at: 14); p[16] = 58
-        put(secondOfDay % 60, 2, at: 17); p[19] = 46
-        put(milli, 3, at: 20); p[23] = 90
+        // The year's last four digits: the form has four, and the table needs indices in 0...99 (a year
+        // below 0, which no ISO text here parses to, trapped in the old digit loop).
+        let y = (year % 10000 + 10000) % 10000
+        pair(y / 100, at: 0); pair(y % 100, at: 2); p[4] = 45
+        pair(month, at: 5); p[7] = 45
+        pair(day, at: 8); p[10] = 84
+        pair(secondOfDay / 3600, at: 11); p[13] = 58
+        pair(secondOfDay / 60 % 60, at: 14); p[16] = 58
+        pair(secondOfDay % 60, at: 17); p[19] = 46
+        p[20] = UInt8(48 + milli / 100); pair(milli % 100, at: 21); p[23] = 90
+    }
+
+    /// `00` to `99`, two bytes each (a literal: no lazy global's check per use).
+    private static var digitPairs: StaticString {
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
     }
 
     /// Proleptic Gregorian date of a day count since 1970-01-01 (H. Hinnant's `civil_from_days`).

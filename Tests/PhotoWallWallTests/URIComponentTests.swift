@@ -17,6 +17,33 @@ import PhotoWallServices
         }
     }
 
+    /// `writeFileURL` (which tests eight bytes at a time) writes what `encodeURIComponent` gives, for
+    /// every byte at every place of an 8-byte word, in names of 1 to 40 bytes.
+    @Test func fileURLsEncodeEveryByteAtEveryPlace() {
+        let prefix: [UInt8] = Array("\"p/".utf8)
+        var mismatches: [String] = []
+        let unreserved = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.!~*'()".utf8)
+        for length in 1...40 {
+            for place in 0..<min(length, 17) {
+                for byte in UInt8(0)...0xFF {
+                    var name = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                    name[place] = byte
+                    name[length - 1] = length > 1 && place != length - 1 ? UInt8(ascii: "_") : name[length - 1]
+                    var out = ByteWriter(capacity: 64)
+                    name.withUnsafeBufferPointer { n in
+                        prefix.withUnsafeBufferPointer { ServerConfig.writeFileURL(name: n, prefix: $0, into: &out) }
+                    }
+                    // encodeURIComponent's own rule, byte by byte (a name's bytes need not be UTF-8).
+                    let expected = "\"p/" + name.map { unreserved.contains($0) ? String(UnicodeScalar($0)) : "%" + String($0, radix: 16, uppercase: true).leftPadded(to: 2) }.joined() + "\""
+                    let written = String(decoding: out.bytes, as: UTF8.self)
+                    if written != expected { mismatches.append("length \(length) place \(place) byte \(byte): \(written)") }
+                }
+            }
+        }
+        let wrong = mismatches.count
+        #expect(wrong == 0, "\(mismatches.prefix(5).joined(separator: "; "))")
+    }
+
     /// The JSON prefix file URLs are written from is the quoted `fileURL` up to the name, and follows
     /// `publicServerURL` and `appId` when either changes (it is made when they are set, not per use).
     @Test func fileURLPrefixFollowsTheServerURLAndAppId() {

@@ -70,16 +70,26 @@ public struct ServerConfig: Sendable {
     /// Appends `fileURL(name)` as a JSON string to `out`, from `prefix` (`fileURLJSONPrefix()`) and the
     /// name's UTF-8 bytes percent-encoded in place: the same text `JSON.writeString(fileURL(name))` gives
     /// (the encoded name holds only bytes JSON leaves as they are), without a `String` on the way.
-    public static func writeFileURL(name: UnsafeBufferPointer<UInt8>, prefix: [UInt8], into out: inout ByteWriter) {
+    public static func writeFileURL(name: UnsafeBufferPointer<UInt8>, prefix: UnsafeBufferPointer<UInt8>, into out: inout ByteWriter) {
         out.append(prefix)
         let hex: StaticString = "0123456789ABCDEF"
-        var runStart = 0
-        for i in 0..<name.count where !isURIComponentByte(name[i]) {
-            out.append(UnsafeBufferPointer(rebasing: name[runStart..<i]))
-            out.append(UInt8(ascii: "%"))
-            out.append(hex.utf8Start[Int(name[i] >> 4)])
-            out.append(hex.utf8Start[Int(name[i] & 15)])
-            runStart = i + 1
+        var runStart = 0, i = 0
+        while i < name.count {
+            // Eight bytes at a time while they all stay (a stored name is mostly hex digits, letters
+            // and `_`): the byte loop, a branch per byte, was 5% of a 100-object query's CPU.
+            if i + 8 <= name.count,
+               allURIComponentBytes(UnsafeRawPointer(name.baseAddress! + i).loadUnaligned(as: UInt64.self)) {
+                i += 8
+                continue
+            }
+            if !isURIComponentByte(name[i]) {
+                out.append(UnsafeBufferPointer(rebasing: name[runStart..<i]))
+                out.append(UInt8(ascii: "%"))
+                out.append(hex.utf8Start[Int(name[i] >> 4)])
+                out.append(hex.utf8Start[Int(name[i] & 15)])
+                runStart = i + 1
+            }
+            i += 1
         }
         out.append(UnsafeBufferPointer(rebasing: name[runStart..<name.count]))
         out.append(UInt8(ascii: "\""))
@@ -100,6 +110,18 @@ public struct ServerConfig: Sendable {
     @inline(__always)
     static func isURIComponentByte(_ b: UInt8) -> Bool {
         uriComponentTable.utf8Start[Int(b)] == UInt8(ascii: "1")
+    }
+
+    /// Whether `isURIComponentByte` keeps all eight bytes of `word`: the eight table loads are ANDed
+    /// and tested once (a `1` in the table is 0x31, a `0` is 0x30: bit 0 tells them apart), with no
+    /// branch per byte. (Swift's `SIMD16` comparisons, tried first, were not lowered to vector code
+    /// here and were many times slower than the byte loop.)
+    @inline(__always)
+    static func allURIComponentBytes(_ word: UInt64) -> Bool {
+        let t = uriComponentTable.utf8Start
+        var all: UInt8 = 1
+        for k in 0..<8 { all &= t[Int(truncatingIfNeeded: word >> (8 * UInt64(k)) & 0xFF)] }
+        return all & 1 != 0
     }
 
     /// `1` at each byte `isURIComponentByte` keeps, `0` elsewhere, from byte 0 (a 256-byte literal).
