@@ -4,12 +4,14 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -436,4 +438,20 @@ void CMHDShim_set_current_thread_name(const char *name) {
 
 enum MHD_Result CMHDShim_upgrade_close(struct MHD_UpgradeResponseHandle *urh) {
     return MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+}
+
+int CMHDShim_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : info->connect_fd;
+}
+
+int CMHDShim_socket_peer_hung_up(int fd) {
+    struct pollfd p = { .fd = fd, .events = POLLRDHUP, .revents = 0 };
+    if (poll(&p, 1, 0) < 0) return -1;
+    if (p.revents & (POLLHUP | POLLERR)) return 1;
+    if (!(p.revents & POLLRDHUP)) return 0;
+    /* A FIN behind bytes the engine has yet to read: not yet (it reads them, then sees the FIN). */
+    int unread = 0;
+    if (ioctl(fd, FIONREAD, &unread) < 0) return -1;
+    return unread == 0;
 }

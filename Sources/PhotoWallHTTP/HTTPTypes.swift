@@ -125,10 +125,15 @@ public protocol RequestBodySink: AnyObject, Sendable {
     /// that one asking for its outcome waits for `abort()` rather than read the state from before it.
     /// The default does nothing.
     func disconnected()
+    /// The client's side of the connection (`PeerConnection`), given on the engine thread before the
+    /// first `write`, for those that must know at once that the client hung up, before the engine has
+    /// read that from the socket (and so before `disconnected`). The default does nothing.
+    func attach(_ peer: PeerConnection)
 }
 
 extension RequestBodySink {
     public func disconnected() {}
+    public func attach(_ peer: PeerConnection) {}
 }
 
 /// How a matched route wants its request handled. Decided from the head, before any body byte.

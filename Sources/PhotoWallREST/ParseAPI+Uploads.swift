@@ -11,6 +11,7 @@ final class UploadAppendSink: RequestBodySink {
     func write(_ bytes: UnsafeRawBufferPointer) throws { try append.write(bytes) }
     func abort() { append.abort() }
     func disconnected() { append.disconnected() }
+    func attach(_ peer: PeerConnection) { append.attach(clientHungUp: { peer.hasHungUp() }) }
 }
 
 /// The tus 1.0.0 server at `<mount>/uploads`, with the same credentials as `/files`.

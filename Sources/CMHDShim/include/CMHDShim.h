@@ -99,6 +99,19 @@ void CMHDShim_stop_daemon(CMHDShim_Daemon *daemon);
  */
 int CMHDShim_connection_client_address(struct MHD_Connection *connection, char *buffer, size_t buffer_size);
 
+/**
+ * The socket of `connection` (MHD_CONNECTION_INFO_CONNECTION_FD), or -1. MHD closes it only after the
+ * request-completed callback of its last request.
+ */
+int CMHDShim_connection_fd(struct MHD_Connection *connection);
+
+/**
+ * Whether the peer of socket `fd` has hung up: sent its FIN (POLLRDHUP) with no byte left unread
+ * behind it (FIONREAD), or reset the connection (POLLHUP, POLLERR). Does not wait. @return 1 when it
+ * has, 0 when not (or when bytes before the FIN are still to be read), -1 when poll(2) or ioctl(2) fails.
+ */
+int CMHDShim_socket_peer_hung_up(int fd);
+
 /** Names the calling thread (pthread_setname_np, a GNU extension Swift does not see); cut to 15 bytes. */
 void CMHDShim_set_current_thread_name(const char *name);
 

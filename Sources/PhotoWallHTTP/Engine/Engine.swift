@@ -1,4 +1,5 @@
 internal import CMicroHTTPD
+internal import CMHDShim
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -153,6 +154,9 @@ final class Engine: Sendable {
             return answerWithoutBody(context, response, connection: connection)
         case .go(.success(.stream(let body))):
             context.sink = body.sink
+            let peer = PeerConnection(socket: CMHDShim_connection_fd(connection))
+            context.peer = peer
+            body.sink.attach(peer)
             if let length = head.contentLength, length > body.maxBodyBytes {
                 context.sinkAborted = true
                 // Here, while the client waits for this request's answer: see `bodyOverLimit`.
@@ -370,6 +374,8 @@ final class Engine: Sendable {
 
     /// MHD's request-completed callback, for every termination code.
     func requestCompleted(_ context: RequestContext, code: MHD_RequestTerminationCode) {
+        // Before libmicrohttpd closes the socket, whose number the kernel may then reuse.
+        context.peer?.detach()
         let leftover = context.handoff.withLock { state -> Handoff in
             defer { state = .finished }
             return state

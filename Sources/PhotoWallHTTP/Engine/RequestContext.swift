@@ -82,6 +82,8 @@ final class RequestContext: @unchecked Sendable {
     /// `bodyBytes` when the `.discarding` phase began (0 for a refusal before the body).
     var discardingSince = 0
     var sink: (any RequestBodySink)?
+    /// The client's side of the connection, given to `sink` (detached when the request completes).
+    var peer: PeerConnection?
     var handlerStarted = false
     var sinkAborted = false
     /// A queued `101`'s upgrade handler state, kept until the request completes (see `UpgradeBox`).

@@ -11,7 +11,7 @@ import Synchronization
 /// from start to end; its commit is conditional on still holding it.
 ///
 /// A PATCH whose connection went quiet can be *preempted* by the next PATCH for the same upload
-/// (`preemptIfStalled`), as tusd does: a tus client only sends a new PATCH after giving up on the
+/// (`preemptIfGone`), as tusd does: a tus client only sends a new PATCH after giving up on the
 /// old one, but the server may not learn of the old connection's end for a while — a dropped
 /// mobile link sends no FIN at all, and libmicrohttpd 0.9.75 (epoll, edge-triggered) can miss a
 /// FIN that arrives together with the last body bytes until its idle timeout (30 s). The
@@ -28,7 +28,7 @@ import Synchronization
 ///
 /// `@unchecked Sendable`: used by one request at a time — the engine thread writes, then exactly
 /// one of `finish`/`abort` runs after the body ends (ordered by the engine's suspend/resume or
-/// completion callback) — except `preemptIfStalled`, `chain` and `isLettingGo`, which another
+/// completion callback) — except `preemptIfGone`, `chain` and `isLettingGo`, which another
 /// request's thread may call, `disconnected` (the engine thread, a flag under `phase`), and
 /// `isMakingProgress`/`token`/`record.id`, which the lease heartbeat reads; `phase` (a mutex, held
 /// around every use of `writer` until the request has ended) keeps those from racing with `write`,
@@ -83,6 +83,8 @@ public final class UploadAppend: @unchecked Sendable {
         var lettingGo = false
         /// The client disconnected mid-body; `abort` is queued and will keep what arrived.
         var disconnected = false
+        /// Asks the connection whether the client hung up (`attach(clientHungUp:)`); nil until given.
+        var clientHungUp: (@Sendable () -> Bool)?
     }
 
     /// - Parameters: checksum: the `Upload-Checksum` (algorithm, digest) sent; digests: the chain's
@@ -180,19 +182,34 @@ public final class UploadAppend: @unchecked Sendable {
         phase.withLock { $0.disconnected = true }
     }
 
-    /// Ends this request for a newer PATCH when no body bytes arrived for `stall`: keeps what
-    /// arrived (as `abort`) and releases the upload's single-writer lock.
-    /// - Returns: false when the request is active (bytes arrived recently) or already ending.
-    func preemptIfStalled(after stall: Duration) -> Bool {
+    /// Gives this request a way to ask its connection whether the client hung up (on the engine thread,
+    /// before the first `write`): `preemptIfGone` then needs no stall to end a request whose client left.
+    public func attach(clientHungUp: @escaping @Sendable () -> Bool) {
+        phase.withLock { $0.clientHungUp = clientHungUp }
+    }
+
+    /// Ends this request for a newer request on the upload (a HEAD, or a PATCH that would otherwise get
+    /// 423) when its client can no longer send: it hung up, as its connection tells at once
+    /// (`attach(clientHungUp:)`; the engine itself may learn of it late, see `PeerConnection`), or no body
+    /// bytes arrived for `stall` (a dropped link sends no FIN at all). Keeps what arrived (as `abort`)
+    /// and releases the upload's single-writer lock. A hang-up after the whole body is in leaves the request
+    /// to finish (its answer is all that is left).
+    /// - Returns: false when the request is active (bytes arrived recently and its client is there) or
+    ///   already ending.
+    func preemptIfGone(stallLimit stall: Duration) -> Bool {
+        let (ask, bodyIn) = phase.withLock { ($0.clientHungUp, $0.chainable) }
+        // Asked outside the lock: a system call, and `write` takes the lock on the engine thread.
+        let hungUp = !bodyIn && ask?() == true
         let take = phase.withLock { p -> Bool in
-            guard !p.ended, ContinuousClock.now - p.lastWrite >= stall else { return false }
+            guard !p.ended, (hungUp && !p.chainable) || ContinuousClock.now - p.lastWrite >= stall else { return false }
             p.ended = true
             p.preempted = true
             return true
         }
         guard take else { return false }
         bodyEnded.set(true)
-        service.logger.notice("preempting a stalled upload request", ["upload.id": record.id, "bytes": "\(received)"])
+        service.logger.notice(hungUp ? "ending an upload request whose client hung up" : "preempting a stalled upload request",
+                              ["upload.id": record.id, "bytes": "\(received)"])
         keepWhatArrived()
         return true
     }

@@ -37,7 +37,8 @@ public final class UploadService: Sendable {
     /// upload taken always finds its holder too, or learns that the holder is still starting.
     let writers = Mutex<[String: Writer]>([:])
     /// A PATCH that received no body bytes for this long gives way to a newer PATCH for the same
-    /// upload (see `UploadAppend.preemptIfStalled`); a livelier one makes the newer get 423.
+    /// upload (see `UploadAppend.preemptIfGone`), as does one whose client hung up; a livelier one makes
+    /// the newer get 423.
     public let writerStallLimit: Duration
     let logger: Logger
 
@@ -137,17 +138,18 @@ public final class UploadService: Sendable {
     /// must start): as `upload(id:auth:)`, after a PATCH of this process on it that is ending settles.
     /// A client resuming right after its connection broke asks at once, while the cut PATCH may still be
     /// keeping what arrived (waiting for a worker, syncing, committing): the HEAD waits for that, at most
-    /// `writerStallLimit`. A PATCH whose connection went quiet for `writerStallLimit` is preempted
-    /// first, keeping what it received, as the next PATCH would preempt it (and as tusd's HEAD, which
-    /// takes the upload's lock, ends the PATCH holding it). A PATCH receiving bytes is left alone: the
-    /// HEAD then reports the committed offset. The caller is checked before anything is touched.
+    /// `writerStallLimit`. A PATCH whose client hung up (its socket says so, even when the engine has
+    /// not read the FIN yet) or whose connection went quiet for `writerStallLimit` is ended first,
+    /// keeping what it received, as the next PATCH would end it (`UploadAppend.preemptIfGone`; and as
+    /// tusd's HEAD, which takes the upload's lock, ends the PATCH holding it). A PATCH receiving bytes
+    /// from a client still there is left alone: the HEAD then reports the committed offset. The caller is checked before anything is touched.
     /// - Throws: as `upload(id:auth:)`.
     public func settledUpload(id: String, auth: AuthContext) throws -> UploadRecord {
         // Looked up before the record is read: a PATCH leaves `writers` only after its commit, so when
         // none is found here the read below already sees what any earlier PATCH kept.
         let holder = holder(of: id)
         let u = try upload(id: id, auth: auth)
-        guard let holder, holder.isLettingGo || holder.preemptIfStalled(after: writerStallLimit) else { return u }
+        guard let holder, holder.isLettingGo || holder.preemptIfGone(stallLimit: writerStallLimit) else { return u }
         _ = holder.outcome.wait(timeout: writerStallLimit)
         return try upload(id: id, auth: auth)
     }
@@ -252,7 +254,7 @@ public final class UploadService: Sendable {
             // way, keeping what it received, and this request starts over against the new state
             // (usually 409 with the new offset, which the client then HEADs for).
             if let holder = taken.append, looksLeft > 0 {
-                if holder.preemptIfStalled(after: writerStallLimit) {
+                if holder.preemptIfGone(stallLimit: writerStallLimit) {
                     return try lookAgain()
                 }
                 // The holder is ending (its commit may already be stored, as `u` shows, with the slot not yet
