@@ -7,11 +7,9 @@ import PhotoWallServices
     /// Every code point up to U+00FF: the unreserved ASCII set stays, everything else becomes its UTF-8
     /// bytes as `%XX` (upper-case hex).
     @Test func everyByteAsJavaScriptEncodesIt() {
-        let unreserved = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.!~*'()".utf8)
         for value in UInt32(0)...0xFF {
             let text = String(Unicode.Scalar(value)!)
-            let expected = text.utf8.count == 1 && unreserved.contains(text.utf8.first!)
-                ? text : text.utf8.map { "%" + String($0, radix: 16, uppercase: true).leftPadded(to: 2) }.joined()
+            let expected = javaScriptEncoded(text.utf8)
             #expect(ServerConfig.encodeURIComponent(text) == expected, "U+\(String(value, radix: 16))")
             #expect(ServerConfig.encodeURIComponent("a\(text)b") == "a\(expected)b", "U+\(String(value, radix: 16))")
         }
@@ -22,19 +20,18 @@ import PhotoWallServices
     @Test func fileURLsEncodeEveryByteAtEveryPlace() {
         let prefix: [UInt8] = Array("\"p/".utf8)
         var mismatches: [String] = []
-        let unreserved = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.!~*'()".utf8)
         for length in 1...40 {
             for place in 0..<min(length, 17) {
                 for byte in UInt8(0)...0xFF {
                     var name = [UInt8](repeating: UInt8(ascii: "a"), count: length)
                     name[place] = byte
-                    name[length - 1] = length > 1 && place != length - 1 ? UInt8(ascii: "_") : name[length - 1]
+                    if place != length - 1 { name[length - 1] = UInt8(ascii: "_") }
                     var out = ByteWriter(capacity: 64)
                     name.withUnsafeBufferPointer { n in
                         prefix.withUnsafeBufferPointer { ServerConfig.writeFileURL(name: n, prefix: $0, into: &out) }
                     }
-                    // encodeURIComponent's own rule, byte by byte (a name's bytes need not be UTF-8).
-                    let expected = "\"p/" + name.map { unreserved.contains($0) ? String(UnicodeScalar($0)) : "%" + String($0, radix: 16, uppercase: true).leftPadded(to: 2) }.joined() + "\""
+                    // Byte by byte: a name's bytes need not be UTF-8.
+                    let expected = "\"p/" + javaScriptEncoded(name) + "\""
                     let written = String(decoding: out.bytes, as: UTF8.self)
                     if written != expected { mismatches.append("length \(length) place \(place) byte \(byte): \(written)") }
                 }
@@ -60,6 +57,13 @@ import PhotoWallServices
         check(c)
         #expect(String(decoding: c.fileURLJSONPrefix(), as: UTF8.self).hasSuffix("/files/my%20app%2F%C3%A9/"))
     }
+}
+
+/// JavaScript's `encodeURIComponent` rule, written out here independently of the code under test: the
+/// unreserved ASCII set stays, every other byte becomes `%XX` (upper-case hex).
+private func javaScriptEncoded(_ bytes: some Sequence<UInt8>) -> String {
+    let unreserved = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.!~*'()".utf8)
+    return bytes.map { unreserved.contains($0) ? String(UnicodeScalar($0)) : "%" + String($0, radix: 16, uppercase: true).leftPadded(to: 2) }.joined()
 }
 
 private extension String {
