@@ -84,7 +84,9 @@ public final class ParseTestServer: @unchecked Sendable {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: TestPaths.binary)
         p.arguments = ["serve", "--port", "\(requestedPort)", "--data-dir", dataDir.path, "--app-id", appId, "--master-key", masterKey,
-                       "--stop-on-stdin-eof", "--log-level", "warning",
+                       "--stop-on-stdin-eof",
+                       // Info: a line per request, which `TestServerLogs` shows when a test's receive times out.
+                       "--log-level", "info",
                        // The suites run many clients at once, all from 127.0.0.1 (as behind a proxy); a test of
                        // the per-address cap passes its own value in `extraArgs` (the later option wins).
                        "--max-connections-per-ip", "0"] + extraArgs
@@ -109,6 +111,7 @@ public final class ParseTestServer: @unchecked Sendable {
             if let r = text.range(of: #"listening on http://127\.0\.0\.1:(\d+)/parse"#, options: .regularExpression) {
                 let portText = text[r].split(separator: ":").last!.split(separator: "/").first!
                 port = Int(portText)!
+                TestServerLogs.register(port: port, log: stderrLog)
                 // Keep draining stdout so the server never blocks on a full pipe.
                 DispatchQueue.global().async { while !handle.availableData.isEmpty {} }
                 return
@@ -122,6 +125,7 @@ public final class ParseTestServer: @unchecked Sendable {
     /// (`ServerSignalTests` checks that SIGTERM itself stops it).
     public func kill(_ signal: Int32 = SIGKILL) {
         guard let p = process else { return }
+        TestServerLogs.unregister(port: port)
         Foundation.kill(p.processIdentifier, signal)
         if signal != SIGKILL {
             let deadline = Date().addingTimeInterval(30)
@@ -143,6 +147,7 @@ public final class ParseTestServer: @unchecked Sendable {
     /// The server process id (0 when stopped).
     public var pid: Int32 { process?.processIdentifier ?? 0 }
 
+    /// The server's stderr so far: one line per request, warnings and errors.
     public func serverLog() -> String { (try? String(contentsOf: stderrLog, encoding: .utf8)) ?? "" }
 
     // MARK: requests
@@ -224,4 +229,23 @@ private let sharedServerDataDir = Mutex<String?>(nil)
 /// `atexit` hook (a global function: C calls it).
 private func removeSharedServerData() {
     if let dir = sharedServerDataDir.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: dir) }
+}
+
+/// The stderr log of each running `ParseTestServer`, by port, so that a `TestHTTPClient` whose receive
+/// times out can show what the server was doing then (a failure on a loaded CI machine is otherwise
+/// a bare "timed out").
+public enum TestServerLogs {
+    private static let byPort = Mutex<[Int: URL]>([:])
+
+    /// Records `log` as the stderr of the server listening on `port`.
+    public static func register(port: Int, log: URL) { byPort.withLock { $0[port] = log } }
+
+    /// Forgets the server on `port` (stopped: the port may go to another process).
+    public static func unregister(port: Int) { _ = byPort.withLock { $0.removeValue(forKey: port) } }
+
+    /// The last `lines` lines of the log of the server on `port`, or nil when no test server listens there.
+    public static func tail(port: Int, lines: Int = 40) -> String? {
+        guard let url = byPort.withLock({ $0[port] }), let text = try? String(contentsOf: url, encoding: .utf8) else { return nil }
+        return text.split(separator: "\n", omittingEmptySubsequences: false).suffix(lines + 1).joined(separator: "\n")
+    }
 }

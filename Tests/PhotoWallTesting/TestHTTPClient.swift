@@ -273,7 +273,9 @@ public final class TestHTTPClient {
             if n == 0 { peerClosed = true; return false }
             if errno == EINTR { continue }
             if errno == EAGAIN || errno == EWOULDBLOCK {
-                throw TestHTTPClientError("receive timed out" + (lastRequest.map { " waiting for the answer to \($0.line), sent \(ContinuousClock.now - $0.sent) ago" } ?? ""))
+                let waited = lastRequest.map { " waiting for the answer to \($0.line), sent \(ContinuousClock.now - $0.sent) ago" } ?? ""
+                let log = TestServerLogs.tail(port: port).map { "; the end of the server's log:\n\($0)" } ?? ""
+                throw TestHTTPClientError("receive timed out" + waited + log)
             }
             if errno == ECONNRESET { peerClosed = true; return false }
             throw TestHTTPClientError("recv failed", systemError: errno)
