@@ -1,6 +1,8 @@
 /// An encoded, upright thumbnail.
 public struct Thumbnail: Sendable, Hashable {
-    /// The encoded file: a baseline JPEG (no EXIF, so no orientation tag) or a PNG.
+    /// The encoded file: a baseline JPEG (no EXIF, so no orientation tag) or a PNG. For a box a
+    /// baseline JPEG source already fits, upright, without a colour profile and coded no finer than
+    /// the thumbnail quality, the source's own coded data without its metadata (`JPEGPassthrough`).
     public var bytes: [UInt8]
     /// `.jpeg` or `.png`.
     public var format: ImageType

@@ -5,6 +5,9 @@
 /// libwebp scaled decoding, a HEIF thumbnail item when it is large enough)
 /// streaming rows into box pre-shrink + Lanczos3 (alpha premultiplied) ->
 /// ICC (or HEIF nclx) / CMYK to sRGB -> orientation -> JPEG (opaque) or PNG (transparent).
+/// A box that a JPEG already fits as it is (upright, baseline, no profile, coded no finer than the
+/// quality) gets the source's coded data without its metadata instead (`JPEGPassthrough`); the
+/// source is still decoded, for the other boxes or at 1/8 scale, so a damaged file is refused.
 ///
 /// Orientation: JPEG, PNG and WebP apply their EXIF Orientation; HEIF/AVIF apply
 /// their own `irot`/`imir`/`clap` (libheif) and never the EXIF tag inside them.
@@ -99,6 +102,8 @@ public enum Thumbnailer {
             let streamed = try withBytes(bytes) { (prefix) throws(ImagingError) -> [Thumbnail]? in
                 validate(options, longestEdges)
                 guard let header = HeaderReader.readJPEG(prefix: prefix) else { return nil }
+                // A JPEG that may be copied for a box is read whole: it fits the box, so it is small.
+                if mayPassThrough(header, longestEdges, options), file.size <= JPEGPassthrough.maxSourceBytes { return nil }
                 let decoded = try decodeJPEG(prefix, descriptor: fd, header: header, longestEdges: longestEdges,
                                              options: options)
                 return try finish(decoded, header: header, options: options)
@@ -113,8 +118,40 @@ public enum Thumbnailer {
     /// is only read during the call.
     public static func makeThumbnails(from buffer: UnsafeRawBufferPointer, longestEdges: [Int],
                                       options: ThumbnailOptions = ThumbnailOptions()) throws(ImagingError) -> [Thumbnail] {
-        let (decoded, header) = try decode(buffer, longestEdges: longestEdges, options: options)
+        validate(options, longestEdges)
+        let header = try HeaderReader.read(buffer, maxSidePixels: options.maxSidePixels)
+        if let copied = try withPassthrough(buffer, header: header, longestEdges: longestEdges, options: options) {
+            return copied
+        }
+        let decoded = try decode(buffer, header: header, longestEdges: longestEdges, options: options)
         return try finish(decoded, header: header, options: options)
+    }
+
+    /// Whether `JPEGPassthrough` may copy a JPEG with this header for one of the boxes: upright,
+    /// sequential, fitting the box, and a JPEG thumbnail wanted.
+    private static func mayPassThrough(_ header: ImageHeader, _ longestEdges: [Int], _ options: ThumbnailOptions) -> Bool {
+        header.type == .jpeg && header.orientation == .up && !header.isProgressive && options.format != .png
+            && longestEdges.contains { header.width <= $0 && header.height <= $0 }
+    }
+
+    /// Every box's thumbnail when `buffer` (a whole file) is a JPEG that `JPEGPassthrough` copies
+    /// for the boxes it fits: the copy for those, decoded and encoded ones for the rest. Nil when
+    /// it does not qualify.
+    private static func withPassthrough(_ buffer: UnsafeRawBufferPointer, header: ImageHeader, longestEdges: [Int],
+                                        options: ThumbnailOptions) throws(ImagingError) -> [Thumbnail]? {
+        guard mayPassThrough(header, longestEdges, options), buffer.count <= JPEGPassthrough.maxSourceBytes,
+              let bytes = JPEGPassthrough.copy(of: buffer, quality: options.quality) else { return nil }
+        let fits = longestEdges.map { header.width <= $0 && header.height <= $0 }
+        let others = zip(longestEdges, fits).filter { !$0.1 }.map(\.0)
+        // Decoded for the other boxes, or at 1/8 scale when there are none: a damaged file is refused
+        // as it would be without the copy.
+        let decoded = try decodeJPEG(buffer, descriptor: -1, header: header,
+                                     longestEdges: others.isEmpty ? [max(1, max(header.width, header.height) / 8)] : others,
+                                     options: options)
+        var made = others.isEmpty ? [] : try finish(decoded, header: header, options: options)
+        let copy = Thumbnail(bytes: bytes, format: .jpeg, width: header.width, height: header.height,
+                             sourceUprightWidth: header.uprightWidth, sourceUprightHeight: header.uprightHeight, hasAlpha: false)
+        return fits.map { $0 ? copy : made.removeFirst() }
     }
 
     private static func finish(_ decoded: DecodedImages, header: ImageHeader,
@@ -131,28 +168,27 @@ public enum Thumbnailer {
     /// encoding, with the format each would be encoded in. Used by tests.
     static func uprightImages(from buffer: UnsafeRawBufferPointer, longestEdges: [Int],
                               options: ThumbnailOptions) throws(ImagingError) -> [(PixelImage, ImageType)] {
-        let (decoded, header) = try decode(buffer, longestEdges: longestEdges, options: options)
+        validate(options, longestEdges)
+        let header = try HeaderReader.read(buffer, maxSidePixels: options.maxSidePixels)
+        let decoded = try decode(buffer, header: header, longestEdges: longestEdges, options: options)
         return decoded.images.map { Finish.prepare($0, decoded: decoded, header: header, options: options) }
     }
 
-    private static func decode(_ buffer: UnsafeRawBufferPointer, longestEdges: [Int],
-                               options: ThumbnailOptions) throws(ImagingError) -> (DecodedImages, ImageHeader) {
-        validate(options, longestEdges)
-        let header = try HeaderReader.read(buffer, maxSidePixels: options.maxSidePixels)
+    private static func decode(_ buffer: UnsafeRawBufferPointer, header: ImageHeader, longestEdges: [Int],
+                               options: ThumbnailOptions) throws(ImagingError) -> DecodedImages {
         if header.type == .jpeg {
-            return (try decodeJPEG(buffer, descriptor: -1, header: header, longestEdges: longestEdges,
-                                   options: options), header)
+            return try decodeJPEG(buffer, descriptor: -1, header: header, longestEdges: longestEdges, options: options)
         }
         try HeaderReader.checkLimits(header, options)
         let stored = storedTargets(header, longestEdges)
         switch header.type {
         case .webp:
-            return (try WebPDecoder.decode(buffer, header: header, targets: stored, options: options), header)
+            return try WebPDecoder.decode(buffer, header: header, targets: stored, options: options)
         case .heic, .heif, .avif:
             let decoder = try HEIFDecoder(buffer, type: header.type, maxSidePixels: options.maxSidePixels)
-            return (try decoder.decode(buffer, header: header, targets: stored, options: options), header)
+            return try decoder.decode(buffer, header: header, targets: stored, options: options)
         default:
-            return (try PNGDecoder().decode(buffer, header: header, targets: stored, options: options), header)
+            return try PNGDecoder().decode(buffer, header: header, targets: stored, options: options)
         }
     }
 

@@ -1,6 +1,6 @@
 internal import CImageShim
 
-/// Baseline JPEG (4:2:0 for colour, optimised Huffman tables) via libjpeg.
+/// Baseline JPEG (4:2:0 for colour, the standard Huffman tables: see `jpeg_encode.c`) via libjpeg.
 /// The output carries no EXIF, so no orientation tag: pixels are upright.
 enum JPEGEncoder {
     /// - Parameter image: Grey or RGB, no alpha.
