@@ -108,6 +108,41 @@ import PhotoWallCrypto
         }
     }
 
+    /// A photo that already fits both sizes, upright and coded no finer than the thumbnail quality, is
+    /// its own thumbnail and display copy: its coded data as sent (no second lossy encode), and none
+    /// of its metadata (an EXIF block with a GPS position, a comment, a second image after its end).
+    @Test func aSmallPlainPhotoIsItsOwnCopyWithoutItsMetadata() async throws {
+        let dir = s.dataDir.appendingPathComponent("samples-\(UUID().uuidString.prefix(6))")
+        #expect(try runProcess(TestPaths.binary, ["samples", dir.path, "--width", "600", "--height", "400"]).status == 0)
+        let (_, token) = try await s.signUp()
+        func wallImage(_ bytes: [UInt8], _ name: String) async throws -> ParseTestServer.Reply {
+            let up = try await s.request("POST", "/files/\(name)", body: Data(bytes), key: .session(token), headers: ["Content-Type": "image/jpeg"])
+            let file = try #require(up.json["name"]?.stringValue)
+            return try await s.request("POST", "/classes/WallImage", json: ["image": ["__type": "File", "name": .string(file)]], key: .session(token))
+        }
+        func fetch(_ made: ParseTestServer.Reply, _ field: String) async throws -> [UInt8] {
+            [UInt8](try await s.request("GET", try #require(made.json[field]?["url"]?.stringValue), key: .none).body)
+        }
+        // A plain 256x171 JPEG: the server's own thumbnail of a sample photo.
+        let first = try await wallImage([UInt8](try Data(contentsOf: dir.appendingPathComponent("landscape_o1.jpg"))), "o1.jpg")
+        let plain = try await fetch(first, "thumbnail")
+        #expect(jpegSize(Data(plain)).map { [$0.0, $0.1] } == [256, 171])
+        // The same with metadata a phone or an editor adds.
+        func segment(_ code: UInt8, _ body: [UInt8]) -> [UInt8] { [0xFF, code, UInt8((body.count + 2) >> 8), UInt8((body.count + 2) & 255)] + body }
+        let gps = Array("GPSLatitude 52.5200 N GPSLongitude 13.4050 E".utf8)
+        let tiff: [UInt8] = [0x49, 0x49, 0x2A, 0x00, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00]  // an empty IFD0
+        let tagged = Array(plain[0..<2]) + segment(0xE1, Array("Exif\0\0".utf8) + tiff + gps) + segment(0xFE, gps)
+            + Array(plain[2...]) + [0xFF, 0xD8] + gps + [0xFF, 0xD9]
+        let made = try await wallImage(tagged, "tagged.jpg")
+        #expect(made.status == 201, "\(made.text)")
+        #expect(made.json["width"] == 256 && made.json["height"] == 171)
+        for field in ["display", "thumbnail"] {
+            let served = try await fetch(made, field)
+            #expect(served == plain, "\(field): the photo's own coded data, without its metadata")
+            #expect(!String(decoding: served, as: UTF8.self).contains("GPSLatitude"), "\(field)")
+        }
+    }
+
     /// `photowall samples --scenes N` (the demo wall's photos): different subjects, times of day and
     /// seasons, in landscape, portrait and square frames, stored under every EXIF orientation, each
     /// coming out upright at its frame's size.
