@@ -10,6 +10,13 @@ import urllib.error
 import urllib.request
 
 
+def cpu_seconds(pid):
+    """The CPU time (user + system) process PID has used so far, in seconds (/proc/PID/stat)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def start_photowall(binary, data, app, master, extra=()):
     """`photowall serve` on a free loopback port. - Returns: (process, port)."""
     p = subprocess.Popen([binary, "serve", "--port", "0", "--data-dir", data, "--app-id", app, "--master-key", master,

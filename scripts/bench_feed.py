@@ -36,7 +36,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import api, baseline_note  # noqa: E402
+from bench_common import api, baseline_note, cpu_seconds  # noqa: E402
 
 BIN = sys.argv[1] if len(sys.argv) > 1 else ".build/release/photowall"
 IMAGES = int(os.environ.get("BENCH_FEED_IMAGES", "1000000"))
@@ -76,18 +76,12 @@ def wrk(url, token, connections, get=False):
             int(re.search(r"(\d+) requests in", out).group(1)))
 
 
-def cpu_ms(pid):
-    """The CPU time (user + system) process PID has used, in ms."""
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
-
-
 def served(url, token, pid):
     """wrk -c1 on the feed with the server's CPU per page (robust where a loaded machine stretches wall times).
     - Returns: (p50 ms, p99 ms, CPU ms per page)."""
-    before = cpu_ms(pid)
+    before = cpu_seconds(pid)
     p50, p99, _, n = wrk(url, token, 1)
-    return p50, p99, (cpu_ms(pid) - before) / max(n, 1)
+    return p50, p99, (cpu_seconds(pid) - before) * 1000 / max(n, 1)
 
 
 def raw_sql(db, viewer, runs=200):

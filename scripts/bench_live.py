@@ -50,7 +50,7 @@ import urllib.parse
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import api, start_photowall, stop  # noqa: E402
+from bench_common import api, cpu_seconds, start_photowall, stop  # noqa: E402
 
 APP, MASTER = "benchapp", "bench-master"
 VIEWERS = int(os.environ.get("BENCH_LIVE_VIEWERS", "1000"))
@@ -88,12 +88,6 @@ def rss_kib(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     return 0
-
-
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        parts = f.read().rsplit(")", 1)[1].split()
-    return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def frames(buf):

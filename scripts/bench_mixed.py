@@ -2,9 +2,10 @@
 """Mixed-load benchmark (issue 14): 64 clients at once on one seeded wall, each picking at random per
 operation — 50% feed reads (`POST /parse/functions/feed`, a page of 20), 30% comment posts (on the
 newest images of the client's feed, which so collect thousands of comments) and 20% small uploads
-(a ~20 KB JPEG to `/parse/files`, then the `WallImage` save that makes its thumbnails) — with
-p50/p99 and errors per kind and overall (an upload's latency is both of its requests), and a "disk
-ceiling" row: the syncs one upload needs, back to back on the same disk right after the load.
+(a ~5 KB, 320-pixel JPEG to `/parse/files`, then the `WallImage` save that makes its thumbnails) —
+with p50/p99 and errors per kind and overall (an upload's latency is both of its requests), the
+server's CPU time per operation, and a "disk ceiling" row: the syncs one upload needs, back to back
+on the same disk right after the load.
 
 The wall: `photowall seed-demo` (BENCH_MIXED_IMAGES images, BENCH_MIXED_USERS users, 20 friends each,
 1 comment per image, 16 viewers with 50 / 500 / 5,000 friends, `--hot-comments`: the newest image each
@@ -28,7 +29,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_common import start_photowall, stop  # noqa: E402
+from bench_common import cpu_seconds, start_photowall, stop  # noqa: E402
 
 BIN = sys.argv[1] if len(sys.argv) > 1 else ".build/release/photowall"
 APP = "photowall"
@@ -215,7 +216,9 @@ def main():
         p, port = start_photowall(BIN, work, APP, MASTER)
         try:
             targets = comment_targets(port, seeded["viewers"])
+            cpu0 = cpu_seconds(p.pid)
             results = asyncio.run(run_load(port, seeded["viewers"], targets, jpeg))
+            server_cpu = cpu_seconds(p.pid) - cpu0
         finally:
             stop(p)
         ceiling = disk_ceiling(work)
@@ -231,6 +234,8 @@ def main():
         lat = [r[1] for r in rs]
         print(f"{k:<10} {share:>6} {len(rs):>7} {len(rs) / DURATION:7.0f} {pct(lat, 50):8.1f} {pct(lat, 99):8.1f} "
               f"{sum(1 for r in rs if not r[2]):>7}")
+    print(f"server CPU {1e6 * server_cpu / max(1, len(results)):.0f} µs per operation (user + system, all kinds; steadier "
+          f"than the latencies on a machine whose speed varies, for comparing builds)")
     print(f"{'disk ceiling':<10} {'':>6} {len(ceiling):>7} {'':>7} {pct(ceiling, 50):8.1f} {pct(ceiling, 99):8.1f}    (one upload's syncs back to back, "
           f"nothing else running: 3 small files + 3 WAL fdatasyncs; no server that syncs before answering beats it)")
     if MIX_TEXT == DEFAULT_MIX:
