@@ -21,12 +21,15 @@ import Glibc
 /// disk's sync, a network round trip, a client's next bytes) inside `WorkerPool.blocking` gives its
 /// slot back for that time, so the next job starts: the way Java's `ForkJoinPool.managedBlock` and
 /// Go's scheduler (a goroutine in a system call hands over its P) keep a CPU-sized set of threads
-/// running while others wait. A wait for CPU work of this process on another thread (a thumbnail
-/// render, the SQLite writer) keeps its slot: giving it back would only admit more work to queue
-/// for the same cores. So a pool can have many threads for the jobs that block without admitting as
-/// many jobs to the cores at once: under load the jobs beyond the limit wait in this queue, all
-/// alike, instead of each running on a thirty-second of the CPU (and the threads they wait for, the
-/// renders and the writer, on as little), where a job's latency grows with the work admitted.
+/// running while others wait. A wait for CPU work of this process on another thread (a running
+/// thumbnail render, the SQLite writer) keeps its slot: giving it back would only admit more work
+/// to queue for the same cores. A render still waiting for a render thread is not CPU work: its
+/// request gives the slot back until it starts (else a burst of large photos made every other
+/// request wait behind the renders' whole queue). So a pool can have many threads for the jobs that
+/// block without admitting as many jobs to the cores at once: under load the jobs beyond the limit
+/// wait in this queue, all alike, instead of each running on a thirty-second of the CPU (and the
+/// threads they wait for, the renders and the writer, on as little), where a job's latency grows
+/// with the work admitted.
 ///
 /// With an `Overflow`, a job that has waited in the queue longer than `Overflow.after` is handed to
 /// the overflow pool instead, by a watchdog thread: a few jobs that run long (a hostile query, say)

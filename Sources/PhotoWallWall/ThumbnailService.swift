@@ -29,8 +29,11 @@ public final class ThumbnailService: Sendable {
     let pool: WorkerPool
     let logger: Logger
 
+    /// Render threads when none are asked for (`--thumbnail-threads`): one per core.
+    public static var defaultConcurrency: Int { ProcessInfo.processInfo.activeProcessorCount }
+
     public init(files: FileService, sizes: Sizes = Sizes(), options: ThumbnailOptions = ThumbnailOptions(),
-                concurrency: Int = ProcessInfo.processInfo.activeProcessorCount, logger: Logger) {
+                concurrency: Int = ThumbnailService.defaultConcurrency, logger: Logger) {
         self.files = files; self.sizes = sizes; self.options = options; self.logger = logger
         pool = WorkerPool(threadCount: max(1, concurrency), name: "thumbnail")
     }
@@ -117,16 +120,21 @@ public final class ThumbnailService: Sendable {
     func render(path: String, name: String) throws(ParseError) -> Made {
         let result = ResultBox()
         let sizes = sizes, options = options
-        let done = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
         pool.submit {
+            started.signal()
             result.set(Result { () throws(ImagingError) -> Made in
                 let t = try Thumbnailer.makeThumbnails(fromFile: path, longestEdges: [sizes.display, sizes.thumbnail], options: options)
                 return Made(display: t[0], thumbnail: t[1])
             })
             done.signal()
         }
-        // Not a `WorkerPool.blocking` wait: the render is CPU work of this same machine, so this request
-        // keeps its worker slot (a slot given back would only admit more work to queue for the cores).
+        // While the render waits for a render thread, this request gives its worker slot back
+        // (`WorkerPool.blocking`): it uses no CPU, and a slot held through a backlog of renders made every
+        // other request (a GET of one object) queue behind a burst of large photos, for seconds. While
+        // the render runs, the slot is held: the render is this machine's CPU work, and a slot given
+        // back would only admit more work to the same cores (the mixed load's p99 rose by 6-9 ms).
+        WorkerPool.blocking { started.wait() }
         done.wait()
         switch result.get()! {
         case .success(let m): return m

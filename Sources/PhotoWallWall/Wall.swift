@@ -30,11 +30,14 @@ public final class Wall: ObjectServiceExtension {
         /// Serve a friend list read from the database from memory for at most this many seconds
         /// (`FriendService`); 0: never. Only when no other process writes the database.
         public var friendCacheSeconds: Double = 0
+        /// Threads that render thumbnails (`--thumbnail-threads`, 1…); default one per core.
+        public var thumbnailThreads = ThumbnailService.defaultConcurrency
         public init(visibility: WallRules.Visibility = .friends, thumbnailSizes: ThumbnailService.Sizes = ThumbnailService.Sizes(),
-                    feedThreshold: Int? = nil, friendSyncTTLSeconds: Int64 = 3600, friendCacheSeconds: Double = 0) {
+                    feedThreshold: Int? = nil, friendSyncTTLSeconds: Int64 = 3600, friendCacheSeconds: Double = 0,
+                    thumbnailThreads: Int = ThumbnailService.defaultConcurrency) {
             self.visibility = visibility; self.thumbnailSizes = thumbnailSizes
             self.feedThreshold = feedThreshold; self.friendSyncTTLSeconds = friendSyncTTLSeconds
-            self.friendCacheSeconds = friendCacheSeconds
+            self.friendCacheSeconds = friendCacheSeconds; self.thumbnailThreads = thumbnailThreads
         }
     }
 
@@ -66,7 +69,7 @@ public final class Wall: ObjectServiceExtension {
         friends = FriendService(graph: friendGraph, providers: providers, ttlSeconds: options.friendSyncTTLSeconds,
                                 cacheSeconds: options.friendCacheSeconds, logger: logger)
         rules = WallRules(database: database, friends: friends, visibility: options.visibility)
-        thumbnails = ThumbnailService(files: files, sizes: options.thumbnailSizes, logger: logger)
+        thumbnails = ThumbnailService(files: files, sizes: options.thumbnailSizes, concurrency: options.thumbnailThreads, logger: logger)
         access = WallFileAccess(masterKey: masterKey, database: database, wall: rules)
         feed = FeedService(store: feedStore, rows: database, wall: rules, fileAccess: access,
                            perAuthorThreshold: options.feedThreshold)

@@ -89,6 +89,7 @@ enum ServeCommand {
         Photos and the wall:
           --thumbnail-size N     longest edge of \(WallSchema.imageClass).thumbnail in pixels (PHOTOWALL_THUMBNAIL_SIZE; default 256)
           --display-size N       longest edge of \(WallSchema.imageClass).display in pixels (PHOTOWALL_DISPLAY_SIZE; default 1080)
+          --thumbnail-threads N  threads rendering thumbnails (PHOTOWALL_THUMBNAIL_THREADS; default one per core)
           --wall-visibility V    friends: images and comments seen by the owner and the owner's friends (default);
                                  public: by everyone (PHOTOWALL_WALL_VISIBILITY)
           --feed-threshold N     authors (friends + 1) up to which the feed probes per author; above it, it scans by
@@ -116,7 +117,7 @@ enum ServeCommand {
         do {
             let o = try Options(args, known: ["port", "host", "data-dir", "database", "files", "app-id", "master-key", "rest-key", "client-key",
                                               "javascript-key", "public-url", "max-upload-size", "max-json-size", "session-length",
-                                              "worker-threads", "active-workers", "local-threads", "max-connections", "max-connections-per-ip", "live-connections-per-ip", "live-ping-interval", "request-head-timeout", "query-time-limit", "log-level", "thumbnail-size", "display-size", "upload-expiry", "upload-reaper-interval", "upload-orphan-age", "upload-stall-timeout",
+                                              "worker-threads", "active-workers", "local-threads", "max-connections", "max-connections-per-ip", "live-connections-per-ip", "live-ping-interval", "request-head-timeout", "query-time-limit", "log-level", "thumbnail-size", "display-size", "thumbnail-threads", "upload-expiry", "upload-reaper-interval", "upload-orphan-age", "upload-stall-timeout",
                                               "facebook-url", "facebook-app-id", "facebook-app-secret", "friend-sync-ttl",
                                               "wall-visibility", "feed-threshold", "web-root", "facebook-dialog-url"],
                                 flags: ["help", "allow-client-class-creation", "stop-on-stdin-eof"])
@@ -230,6 +231,11 @@ enum ServeCommand {
             guard let n = Int(d), (16...8192).contains(n) else { throw UsageError(description: "bad --display-size '\(d)' (16–8192)") }
             sizes.display = n
         }
+        var thumbnailThreads = ThumbnailService.defaultConcurrency
+        if let t = o.value("thumbnail-threads", env: ["PHOTOWALL_THUMBNAIL_THREADS"]) {
+            guard let n = Int(t), (1...256).contains(n) else { throw UsageError(description: "bad --thumbnail-threads '\(t)' (1–256)") }
+            thumbnailThreads = n
+        }
         var providers: [String: any IdentityProvider] = [:]
         var facebook: FacebookGraphProvider?
         if let graph = o.value("facebook-url", env: ["PHOTOWALL_FACEBOOK_URL"]) {
@@ -266,7 +272,8 @@ enum ServeCommand {
         let wall = Wall(database: database, fileRecords: database, feedStore: database, friendGraph: database, providers: providers, files: files,
                         masterKey: config.masterKey,
                         options: Wall.Options(visibility: visibility, thumbnailSizes: sizes, feedThreshold: threshold,
-                                              friendSyncTTLSeconds: friendTTL, friendCacheSeconds: database is PostgresAdapter ? 0 : 5),
+                                              friendSyncTTLSeconds: friendTTL, friendCacheSeconds: database is PostgresAdapter ? 0 : 5,
+                                              thumbnailThreads: thumbnailThreads),
                         events: events, logger: logger)
         // Resolved sessions and friend lists are cached for 5 s, invalidated at once by every write of a session or
         // user, and every friend sync, in this process. Not on PostgreSQL: several instances may share its

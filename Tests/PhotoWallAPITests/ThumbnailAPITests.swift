@@ -143,6 +143,41 @@ import PhotoWallCrypto
         }
     }
 
+    /// A request whose render waits for a render thread holds no worker slot. With two slots and one
+    /// render thread, three saves of a 3000x2000 photo (one rendering, two queued for the thread) leave
+    /// room for a `GET /users/me` sent after them: it is answered before any of them. A queued render
+    /// used to keep its request's slot: the `GET` then waited, first in first out, behind the third save,
+    /// which got the first save's slot once that save was done.
+    @Test func aRequestIsNotQueuedBehindOtherRequestsThumbnails() async throws {
+        let server = try ParseTestServer(extraArgs: ["--active-workers", "2", "--thumbnail-threads", "1"])
+        defer { server.stop() }
+        let dir = server.dataDir.appendingPathComponent("samples")
+        #expect(try runProcess(TestPaths.binary, ["samples", dir.path, "--width", "3000", "--height", "2000"]).status == 0)
+        let (_, token) = try await server.signUp()
+        let photo = try Data(contentsOf: dir.appendingPathComponent("landscape_o1.jpg"))
+        let up = try await server.request("POST", "/files/big.jpg", body: photo, key: .session(token), headers: ["Content-Type": "image/jpeg"])
+        let name = try #require(up.json["name"]?.stringValue)
+        actor Order { var finished: [String] = []; func add(_ what: String) { finished.append(what) } }
+        let order = Order()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<3 {
+                group.addTask {
+                    let r = try await server.request("POST", "/classes/WallImage", json: ["image": ["__type": "File", "name": .string(name)]],
+                                                     key: .session(token))
+                    #expect(r.status == 201, "\(r.text)")
+                    await order.add("save \(i)")
+                }
+            }
+            try await Task.sleep(for: .milliseconds(300))  // the saves are in; the first renders run
+            let me = try await server.request("GET", "/users/me", key: .session(token))
+            #expect(me.status == 200)
+            await order.add("get")
+            try await group.waitForAll()
+        }
+        let finished = await order.finished
+        #expect(finished.count == 4 && finished.first == "get", "finished in this order: \(finished)")
+    }
+
     /// `photowall samples --scenes N` (the demo wall's photos): different subjects, times of day and
     /// seasons, in landscape, portrait and square frames, stored under every EXIF orientation, each
     /// coming out upright at its frame's size.
