@@ -10,7 +10,8 @@ import PhotoWallStorage
 ///
 /// The decoding runs on a pool of `concurrency` threads of its own (default: one per core, named
 /// `thumbnail-N`), not on the thread that handles the request, so a burst of uploads can't take every
-/// request thread; saves beyond that wait their turn. Not on Dispatch's global queues: other work
+/// request thread; saves beyond that wait their turn, each giving its request's worker slot back
+/// until its render starts (see `render`). Not on Dispatch's global queues: other work
 /// there blocks on disks and networks (S3 part uploads, file syncs), and on Linux that pool adds a
 /// thread only about once a second while its threads are blocked, so a render could wait that long.
 /// A failure refuses the save with a clear Parse error and deletes any file made for it.

@@ -3,7 +3,8 @@ import PhotoWallTesting
 import Testing
 
 /// `serve --local-threads N` sizes the local pool (the threads that run SQLite queries first in,
-/// first out), and a bad N is refused at start instead of being ignored.
+/// first out), `--thumbnail-threads N` the render pool, and a bad N is refused at start instead of
+/// being ignored.
 @Suite struct ServeThreadOptionsTests {
     /// The names of the server's threads (`/proc/PID/task/TID/comm`).
     static func threadNames(pid: Int32) throws -> [String] {
@@ -21,8 +22,16 @@ import Testing
         #expect(local.sorted() == ["http-local-0", "http-local-1", "http-local-2"], "\(local)")
     }
 
-    @Test(arguments: ["0", "many", "5000"]) func aBadCountIsRefused(_ value: String) throws {
-        let error = #expect(throws: TestServerError.self) { try ParseTestServer(extraArgs: ["--local-threads", value]) }
-        #expect(error?.description.contains("bad --local-threads '\(value)'") == true, "\(String(describing: error))")
+    @Test func thumbnailThreadsSizeTheRenderPool() throws {
+        let server = try ParseTestServer(extraArgs: ["--thumbnail-threads", "3"])
+        defer { server.stop() }
+        let renderers = try Self.threadNames(pid: server.pid).filter { $0.hasPrefix("thumbnail-") && $0 != "thumbnail-w" }
+        #expect(renderers.sorted() == ["thumbnail-0", "thumbnail-1", "thumbnail-2"], "\(renderers)")
+    }
+
+    @Test(arguments: ["local-threads", "thumbnail-threads"], ["0", "many", "5000"])
+    func aBadCountIsRefused(_ option: String, _ value: String) throws {
+        let error = #expect(throws: TestServerError.self) { try ParseTestServer(extraArgs: ["--\(option)", value]) }
+        #expect(error?.description.contains("bad --\(option) '\(value)'") == true, "\(String(describing: error))")
     }
 }
