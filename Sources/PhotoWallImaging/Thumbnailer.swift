@@ -131,8 +131,11 @@ public enum Thumbnailer {
     /// sequential, fitting the box, and a JPEG thumbnail wanted.
     private static func mayPassThrough(_ header: ImageHeader, _ longestEdges: [Int], _ options: ThumbnailOptions) -> Bool {
         header.type == .jpeg && header.orientation == .up && !header.isProgressive && options.format != .png
-            && longestEdges.contains { header.width <= $0 && header.height <= $0 }
+            && longestEdges.contains { fitsAsIs(header, box: $0) }
     }
+
+    /// Whether the stored image fits `box` x `box` without a resize (the thumbnailer never enlarges).
+    private static func fitsAsIs(_ header: ImageHeader, box: Int) -> Bool { header.width <= box && header.height <= box }
 
     /// Every box's thumbnail when `buffer` (a whole file) is a JPEG that `JPEGPassthrough` copies
     /// for the boxes it fits: the copy for those, decoded and encoded ones for the rest. Nil when
@@ -141,7 +144,7 @@ public enum Thumbnailer {
                                         options: ThumbnailOptions) throws(ImagingError) -> [Thumbnail]? {
         guard mayPassThrough(header, longestEdges, options), buffer.count <= JPEGPassthrough.maxSourceBytes,
               let bytes = JPEGPassthrough.copy(of: buffer, quality: options.quality) else { return nil }
-        let fits = longestEdges.map { header.width <= $0 && header.height <= $0 }
+        let fits = longestEdges.map { fitsAsIs(header, box: $0) }
         let others = zip(longestEdges, fits).filter { !$0.1 }.map(\.0)
         // Decoded for the other boxes, or at 1/8 scale when there are none: a damaged file is refused
         // as it would be without the copy.

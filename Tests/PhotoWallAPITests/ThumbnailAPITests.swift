@@ -128,11 +128,10 @@ import PhotoWallCrypto
         let plain = try await fetch(first, "thumbnail")
         #expect(jpegSize(Data(plain)).map { [$0.0, $0.1] } == [256, 171])
         // The same with metadata a phone or an editor adds.
-        func segment(_ code: UInt8, _ body: [UInt8]) -> [UInt8] { [0xFF, code, UInt8((body.count + 2) >> 8), UInt8((body.count + 2) & 255)] + body }
         let gps = Array("GPSLatitude 52.5200 N GPSLongitude 13.4050 E".utf8)
         let tiff: [UInt8] = [0x49, 0x49, 0x2A, 0x00, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00]  // an empty IFD0
-        let tagged = Array(plain[0..<2]) + segment(0xE1, Array("Exif\0\0".utf8) + tiff + gps) + segment(0xFE, gps)
-            + Array(plain[2...]) + [0xFF, 0xD8] + gps + [0xFF, 0xD9]
+        let tagged = JPEGSegments.inserting([JPEGSegments.segment(0xE1, Array("Exif\0\0".utf8) + tiff + gps), JPEGSegments.segment(0xFE, gps)],
+                                            into: plain, trailing: [0xFF, 0xD8] + gps + [0xFF, 0xD9])
         let made = try await wallImage(tagged, "tagged.jpg")
         #expect(made.status == 201, "\(made.text)")
         #expect(made.json["width"] == 256 && made.json["height"] == 171)

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Testing
+import PhotoWallTesting
 @testable import PhotoWallImaging
 
 /// A JPEG that already fits a box, upright, baseline, without a colour profile and coded no finer
@@ -24,28 +25,16 @@ import Testing
                                       quality: quality)
     }
 
-    static func segment(_ code: UInt8, _ body: [UInt8]) -> [UInt8] {
-        [0xFF, code, UInt8((body.count + 2) >> 8), UInt8((body.count + 2) & 255)] + body
-    }
-
-    /// `jpeg` with segments put after its SOI and bytes after its EOI.
-    static func with(_ jpeg: [UInt8], after segments: [[UInt8]], trailing: [UInt8] = []) -> [UInt8] {
-        Array(jpeg[0..<2]) + segments.flatMap { $0 } + Array(jpeg[2...]) + trailing
-    }
-
     static let secret = Array("GPS 52.5200N 13.4050E".utf8)
 
     /// EXIF (orientation `o` and a private string), XMP, a comment and an MPF block, and a second
     /// image's worth of bytes after EOI: all of it metadata the copy must not carry.
     static func withMetadata(_ jpeg: [UInt8], orientation o: Int = 1) -> [UInt8] {
         let exif = Array("Exif\0\0".utf8) + MadeFiles.exif(orientation: o) + secret
-        return with(jpeg, after: [segment(0xE1, exif), segment(0xE1, Array("http://ns.adobe.com/xap/1.0/\0".utf8) + secret),
-                                  segment(0xFE, secret), segment(0xE2, Array("MPF\0".utf8) + secret)],
-                    trailing: [0xFF, 0xD8] + secret + [0xFF, 0xD9])
-    }
-
-    static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
-        haystack.count >= needle.count && (0...(haystack.count - needle.count)).contains { Array(haystack[$0..<($0 + needle.count)]) == needle }
+        return JPEGSegments.inserting([JPEGSegments.segment(0xE1, exif),
+                                       JPEGSegments.segment(0xE1, Array("http://ns.adobe.com/xap/1.0/\0".utf8) + secret),
+                                       JPEGSegments.segment(0xFE, secret), JPEGSegments.segment(0xE2, Array("MPF\0".utf8) + secret)],
+                                      into: jpeg, trailing: [0xFF, 0xD8] + secret + [0xFF, 0xD9])
     }
 
     @Test func aFittingUprightJPEGIsCopiedWithoutItsMetadata() throws {
@@ -55,12 +44,12 @@ import Testing
         // The display box: the source's own coded data, byte for byte what the encoder wrote before
         // the metadata went in (its JFIF APP0 is libjpeg's, as the copy's is).
         #expect(made[0].bytes == plain)
-        #expect(!Self.contains(made[0].bytes, Self.secret), "no EXIF, XMP, comment, MPF or trailing image")
+        #expect(!made[0].bytes.contains(Self.secret), "no EXIF, XMP, comment, MPF or trailing image")
         #expect((made[0].width, made[0].height, made[0].format) == (320, 200, .jpeg))
         #expect((made[0].sourceUprightWidth, made[0].sourceUprightHeight) == (320, 200))
         // The thumbnail box needs a resize: decoded and encoded as before.
         #expect((made[1].width, made[1].height) == (256, 160))
-        #expect(!Self.contains(made[1].bytes, Self.secret))
+        #expect(!made[1].bytes.contains(Self.secret))
         // Also from a file (the path the service takes).
         let path = "/tmp/photowall-passthrough-\(UInt64.random(in: 0..<UInt64.max)).jpg"
         try MadeFiles.write(source, path)
@@ -81,7 +70,7 @@ import Testing
         // Rotated by its EXIF orientation: upright 200x320.
         let rotated = try Thumbnailer.makeThumbnails(from: Self.withMetadata(plain, orientation: 6), longestEdges: [1080])[0]
         #expect((rotated.width, rotated.height) == (200, 320))
-        #expect(rotated.bytes != plain && !Self.contains(rotated.bytes, Self.secret))
+        #expect(rotated.bytes != plain && !rotated.bytes.contains(Self.secret))
         // Coded at quality 95: the encoder's quality-85 copy is lighter.
         let fine = try Self.plain(quality: 95)
         let reencoded = try Thumbnailer.makeThumbnails(from: fine, longestEdges: [1080])[0]
@@ -99,16 +88,16 @@ import Testing
         #expect(copy(plain, quality: 84) == nil, "a thumbnail quality of 84: the source is finer")
         #expect(copy(try Self.plain(quality: 86)) == nil, "finer than quality 85")
         #expect(copy(try Self.plain(quality: 60)) != nil, "coarser than quality 85")
-        #expect(copy(Self.with(plain, after: [Self.segment(0xE2, Array("ICC_PROFILE\0".utf8) + [1, 1] + Self.secret)])) == nil,
+        #expect(copy(JPEGSegments.inserting([JPEGSegments.segment(0xE2, Array("ICC_PROFILE\0".utf8) + [1, 1] + Self.secret)], into: plain)) == nil,
                 "a colour profile is converted")
-        #expect(copy(Self.with(plain, after: [Self.segment(0xEE, Array("Adobe".utf8) + [0, 100, 0, 0, 0, 0, 0])])) == nil,
+        #expect(copy(JPEGSegments.inserting([JPEGSegments.segment(0xEE, Array("Adobe".utf8) + [0, 100, 0, 0, 0, 0, 0])], into: plain)) == nil,
                 "Adobe's transform flag decides the colours")
         var progressive = plain
         let sof = try #require((2..<(plain.count - 1)).first { plain[$0] == 0xFF && plain[$0 + 1] == 0xC0 })
         progressive[sof + 1] = 0xC2
         #expect(copy(progressive) == nil, "only baseline")
         #expect(copy(Array(plain.dropLast(2))) == nil, "no EOI: cut short")
-        #expect(copy(Self.with(plain, after: [[0x00, 0x01]])) == nil, "junk between markers")
+        #expect(copy(JPEGSegments.inserting([[0x00, 0x01]], into: plain)) == nil, "junk between markers")
         var rgb = plain
         for (k, id) in [0x52, 0x47, 0x42].enumerated() { rgb[sof + 10 + 3 * k] = UInt8(id) }
         #expect(copy(rgb) == nil, "RGB components")
