@@ -2,7 +2,8 @@
 """API benchmark (issue: service core): PhotoWall beside nginx in the same run, on loopback.
 
 - GET /parse/classes/WallImage/:id and a 100-object query, with wrk, beside nginx serving a static
-  JSON file of the same bytes (req/s and p99 latency, and their ratio).
+  JSON file of the same bytes (req/s and p99 latency, and their ratio), and each server's CPU time per
+  request (steadier than req/s between runs; wrk's own share of the cores is not in it).
 - A 256 MiB file POST to /parse/files (streamed, fsynced) beside nginx accepting the same body
   with WebDAV PUT into a file (MB/s ratio), and PhotoWall's peak RSS during the upload.
 
@@ -44,7 +45,7 @@ QUERY_BASELINE_RPS = 1236
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_common  # noqa: E402
-from bench_common import rss_sampler, start_nginx, stop, start_photowall as _start  # noqa: E402
+from bench_common import cpu_seconds, process_tree, rss_sampler, start_nginx, stop, start_photowall as _start  # noqa: E402
 
 
 def start_photowall(data, binary=None):
@@ -62,18 +63,23 @@ def api(port, method, path, body=None):
         return r.read()
 
 
-def wrk(url, headers=()):
+def wrk(url, headers=(), pids=()):
+    """wrk against `url`. - Returns: (req/s, p99 ms, CPU µs per request of the processes `pids`
+    together: the server's, user + system)."""
     args = ["wrk", "-t2", "-c64", f"-d{DURATION}s", "--latency"]
     for h in headers:
         args += ["-H", h]
+    cpu0 = sum(cpu_seconds(p) for p in pids)
     out = subprocess.run(args + [url], capture_output=True, text=True).stdout
+    cpu = sum(cpu_seconds(p) for p in pids) - cpu0
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    requests = int(re.search(r"(\d+) requests in", out).group(1))
     p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)", out)
     scale = {"us": 0.001, "ms": 1, "s": 1000}[p99.group(2)]
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     if non2xx:
         raise SystemExit(f"wrk saw errors on {url}: {non2xx.group(1)}\n{out}")
-    return rps, float(p99.group(1)) * scale
+    return rps, float(p99.group(1)) * scale, cpu / max(1, requests) * 1e6
 
 
 def upload(url, path, headers, method="POST"):
@@ -135,13 +141,14 @@ def main():
             cases.insert(0, ("engine floor: GET /health, no handler", "/health", "health.json", base and "/health"))
         for label, path, static, bpath in (cases if READS else []):
             ours, theirs, baseline = [], [], []
+            nginx_pids = process_tree(ng.pid)
             for _ in range(ROUNDS):   # taken in turn so drift hits both
-                ours.append(wrk(f"http://127.0.0.1:{port}/parse{path}", headers))
-                theirs.append(wrk(f"http://127.0.0.1:{nport}/{static}"))
+                ours.append(wrk(f"http://127.0.0.1:{port}/parse{path}", headers, [pw.pid]))
+                theirs.append(wrk(f"http://127.0.0.1:{nport}/{static}", pids=nginx_pids))
                 if base:
-                    baseline.append(wrk(f"http://127.0.0.1:{base[1]}/parse{bpath}", headers))
-            o = (statistics.median(r for r, _ in ours), statistics.median(p for _, p in ours))
-            t = (statistics.median(r for r, _ in theirs), statistics.median(p for _, p in theirs))
+                    baseline.append(wrk(f"http://127.0.0.1:{base[1]}/parse{bpath}", headers, [base[0].pid]))
+            o = tuple(statistics.median(x[i] for x in ours) for i in range(3))
+            t = tuple(statistics.median(x[i] for x in theirs) for i in range(3))
             size = {"get.json": len(get_body), "query.json": len(query_body)}.get(static) or os.path.getsize(os.path.join(work, "ng", "www", static))
             if static == "health.json":
                 rate_goal = p99_goal = ("", None)
@@ -153,10 +160,14 @@ def main():
                 p99_goal = ("ratio ≤ 5", o[1] / t[1] <= 5)
             rows.append((f"{label} ({size} B)", "req/s", o[0], t[0], o[0] / t[0], rate_goal))
             rows.append((f"{label} p99", "ms", o[1], t[1], o[1] / t[1], p99_goal))
+            # The servers' own CPU per request: steadier than req/s, which both share with wrk on the
+            # same cores and which follow the machine's speed on the day (nginx's moved 90k–150k req/s).
+            rows.append((f"  server CPU per request", "µs", o[2], t[2], o[2] / t[2]))
             if base:
-                b = (statistics.median(r for r, _ in baseline), statistics.median(p for _, p in baseline))
+                b = tuple(statistics.median(x[i] for x in baseline) for i in range(3))
                 rows.append((f"  baseline binary, req/s (PhotoWall ÷ baseline: {o[0] / b[0]:.2f}×)", "req/s", b[0], t[0], b[0] / t[0]))
                 rows.append((f"  baseline binary, p99 (PhotoWall ÷ baseline: {o[1] / b[1]:.2f}×)", "ms", b[1], t[1], b[1] / t[1]))
+                rows.append((f"  baseline binary, CPU per request (PhotoWall ÷ baseline: {o[2] / b[2]:.2f}×)", "µs", b[2], t[2], b[2] / t[2]))
         if base:
             stop(base[0])
         stop(pw)
@@ -228,7 +239,9 @@ def report(rows):
     """The table: each case's figures beside nginx's from the same run, and its goal beside them
     (a row is (name, unit, PhotoWall, nginx, ratio) or that plus (goal text, met or None))."""
     print(f"\nAPI benchmark — loopback, wrk -t2 -c64 -d{DURATION}s, median of {ROUNDS} rounds taken in turn; "
-          "client and servers share the machine's cores. PhotoWall access log off (--log-level warning), as nginx's.")
+          "client and servers share the machine's cores. PhotoWall access log off (--log-level warning), as nginx's. "
+          "Server CPU per request = the server's user + system CPU during the wrk run ÷ its requests (nginx: master and "
+          "workers); unlike req/s it doesn't include wrk's own share of the cores.")
     if BASELINE:
         print(bench_common.baseline_note(BIN, BASELINE))
     print(f"{'case':<64} {'unit':>6} {'PhotoWall':>11} {'nginx':>11} {'ratio':>7}  goal")

@@ -17,6 +17,27 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def process_tree(pid):
+    """PID and every process descended from it (an nginx master and its workers), from /proc.
+    - Returns: [pid, …]."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except OSError:
+                continue
+    tree, grew = {pid}, True
+    while grew:
+        grew = False
+        for child, parent in parents.items():
+            if parent in tree and child not in tree:
+                tree.add(child)
+                grew = True
+    return sorted(tree)
+
+
 def start_photowall(binary, data, app, master, extra=()):
     """`photowall serve` on a free loopback port. - Returns: (process, port)."""
     p = subprocess.Popen([binary, "serve", "--port", "0", "--data-dir", data, "--app-id", app, "--master-key", master,
