@@ -214,14 +214,15 @@ def main():
             os.remove(os.path.join(work, "ng", "www", "upload", f"big{i}.bin"))
             disk.append(durable_write_mbs(work, UPLOAD_MB << 20))
         o, t = statistics.median(ours), statistics.median(theirs)
-        rows.append((f"POST {UPLOAD_MB} MiB file (PhotoWall fsyncs; nginx not) goal ≥0.9×", "MB/s", o, t, o / t))
+        rows.append((f"POST {UPLOAD_MB} MiB file (PhotoWall fsyncs; nginx not)", "MB/s", o, t, o / t, ("ratio ≥ 0.9", o / t >= 0.9)))
         if upbase:
             b = statistics.median(baseline_posts)
             rows.append((f"  baseline binary, POST (PhotoWall ÷ baseline: {o / b:.2f}×)", "MB/s", b, t, b / t))
             stop(upbase[0])
         d = statistics.median(disk)
         rows.append((f"  disk ceiling: {UPLOAD_MB} MiB written + fdatasync", "MB/s", d, t, d / t))
-        rows.append(("PhotoWall peak RSS during upload, goal < 32 MiB", "MiB", max(peaks) / 1024, float("nan"), float("nan")))
+        rows.append(("PhotoWall peak RSS during upload", "MiB", max(peaks) / 1024, float("nan"), float("nan"),
+                     ("< 32 MiB", max(peaks) / 1024 < 32)))
         # Most of a fresh server's RSS is shared-library pages (file-backed, shared with every process
         # using them; how many are mapped varies with what else keeps them cached): the upload's own
         # cost is the growth over the idle server.
