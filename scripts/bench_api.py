@@ -162,7 +162,7 @@ def main():
             rows.append((f"{label} p99", "ms", o[1], t[1], o[1] / t[1], p99_goal))
             # The servers' own CPU per request: steadier than req/s, which both share with wrk on the
             # same cores and which follow the machine's speed on the day (nginx's moved 90k–150k req/s).
-            rows.append((f"  server CPU per request", "µs", o[2], t[2], o[2] / t[2]))
+            rows.append(("  server CPU per request", "µs", o[2], t[2], o[2] / t[2]))
             if base:
                 b = tuple(statistics.median(x[i] for x in baseline) for i in range(3))
                 rows.append((f"  baseline binary, req/s (PhotoWall ÷ baseline: {o[0] / b[0]:.2f}×)", "req/s", b[0], t[0], b[0] / t[0]))
