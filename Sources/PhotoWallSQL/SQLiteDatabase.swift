@@ -164,14 +164,14 @@ public final class SQLiteDatabase: Sendable {
     public func readSnapshot<T: Sendable>(_ body: () throws -> T) throws -> T {
         try read { conn in
             if conn.isInTransaction { return try body() }
-            try conn.execute("BEGIN")
+            try conn.control("BEGIN")
             do {
                 let value = try body()
-                try conn.execute("COMMIT")
+                try conn.control("COMMIT")
                 return value
             } catch {
                 // Not stopped by the time limit that may have stopped `body`: the transaction must end.
-                conn.withoutTimeLimit { try? conn.execute("ROLLBACK") }
+                conn.withoutTimeLimit { try? conn.control("ROLLBACK") }
                 throw error
             }
         }

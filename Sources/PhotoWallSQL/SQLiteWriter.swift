@@ -140,13 +140,13 @@ final class SQLiteWriter: @unchecked Sendable {
             }
             do {
                 if !open {
-                    try connection.execute("BEGIN IMMEDIATE")
+                    try connection.control("BEGIN IMMEDIATE")
                     open = true
                 }
                 if savepoints { try connection.savepoint(run) } else { try run() }
                 members.append(job)
             } catch {
-                if !savepoints, connection.isInTransaction { try? connection.execute("ROLLBACK") }
+                if !savepoints, connection.isInTransaction { try? connection.control("ROLLBACK") }
                 if !connection.isInTransaction {
                     // The transaction is gone: the earlier members' changes went with it, and the next
                     // job begins anew.
@@ -159,9 +159,9 @@ final class SQLiteWriter: @unchecked Sendable {
         }
         guard open else { return }
         do {
-            try connection.execute("COMMIT")
+            try connection.control("COMMIT")
         } catch {
-            if connection.isInTransaction { try? connection.execute("ROLLBACK") }
+            if connection.isInTransaction { try? connection.control("ROLLBACK") }
             for m in members { finish(m, failure: error) }
             return
         }
