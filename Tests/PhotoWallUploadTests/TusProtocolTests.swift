@@ -624,10 +624,13 @@ final class Trickle: @unchecked Sendable {
 /// Waits until the server has written `bytes` of the upload's part file: its PATCH holds the upload.
 func waitForPart(_ s: ParseTestServer, _ uploadPath: String, bytes: Int) async throws {
     let part = s.dataDir.appendingPathComponent("uploads/\(uploadPath.split(separator: "/").last!).part").path
+    var size = 0
     for _ in 0..<500 {
-        let size = (try? FileManager.default.attributesOfItem(atPath: part)[.size] as? Int) ?? 0
+        size = (try? FileManager.default.attributesOfItem(atPath: part)[.size] as? Int) ?? 0
         if size >= bytes { return }
         try await Task.sleep(for: .milliseconds(10))
     }
-    throw TestServerError(description: "the server never wrote \(bytes) bytes to \(part)")
+    // With the server's last log lines, as a receive timeout has (`TestHTTPClient`): which request stalled.
+    let log = TestServerLogs.tail(port: s.port).map { "; the end of the server's log:\n\($0)" } ?? ""
+    throw TestServerError(description: "the server never wrote \(bytes) bytes to \(part) (it holds \(size))\(log)")
 }
