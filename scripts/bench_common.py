@@ -10,10 +10,15 @@ import urllib.error
 import urllib.request
 
 
+def stat_fields(pid):
+    """The fields of /proc/PID/stat after the command name (state, ppid, …; proc(5) numbers from 3)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()
+
+
 def cpu_seconds(pid):
     """The CPU time (user + system) process PID has used so far, in seconds (/proc/PID/stat)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
+    fields = stat_fields(pid)
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
@@ -24,8 +29,7 @@ def process_tree(pid):
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
-                with open(f"/proc/{entry}/stat") as f:
-                    parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+                parents[int(entry)] = int(stat_fields(entry)[1])
             except OSError:
                 continue
     tree, grew = {pid}, True

@@ -152,7 +152,7 @@ public final class SQLiteConnection: @unchecked Sendable {
     /// text on every call: for the `BEGIN` and `COMMIT` around each read snapshot that was 2.5% of a
     /// feed page's CPU, and the writer runs two to four such statements per write.
     /// - Throws: `SQLiteError` as the statement fails (e.g. `SQLITE_BUSY`, or an I/O error on `COMMIT`).
-    public func control(_ sql: String) throws {
+    func control(_ sql: String) throws {
         try step(sql, []) { _ in false }
     }
 
