@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import PhotoWallCore
 import PhotoWallImaging
 import PhotoWallServices
@@ -15,6 +16,12 @@ import PhotoWallStorage
 /// there blocks on disks and networks (S3 part uploads, file syncs), and on Linux that pool adds a
 /// thread only about once a second while its threads are blocked, so a render could wait that long.
 /// A failure refuses the save with a clear Parse error and deletes any file made for it.
+///
+/// The render starts when the image is uploaded (`prerender`, told by `FileService.onUploaded`),
+/// not when the save comes: a Parse client uploads the file, then saves the object naming it, and
+/// that save takes what was made meanwhile. Under the 64-client mixed load this took the overall
+/// p99 from 94–105 to 87–96 ms (tmpfs, alternating builds); a phone photo's save no longer waits
+/// for its whole render.
 public final class ThumbnailService: Sendable {
     public struct Sizes: Sendable {
         /// Longest edge of `thumbnail`, in pixels.
@@ -117,19 +124,97 @@ public final class ThumbnailService: Sendable {
 
     struct Made: Sendable { var display: Thumbnail; var thumbnail: Thumbnail }
 
-    /// Decodes once on the pool and makes both sizes.
-    func render(path: String, name: String) throws(ParseError) -> Made {
-        let result = ResultBox()
-        let sizes = sizes, options = options
+    /// One render on the pool: signalled when it starts and when its result is set.
+    final class Render: Sendable {
         let started = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
-        pool.submit {
-            started.signal()
-            result.set(Result { () throws(ImagingError) -> Made in
-                let t = try Thumbnailer.makeThumbnails(fromFile: path, longestEdges: [sizes.display, sizes.thumbnail], options: options)
-                return Made(display: t[0], thumbnail: t[1])
-            })
-            done.signal()
+        let result = ResultBox()
+        /// When it was queued (a prerender unclaimed for `prerenderLifetime` is dropped).
+        let queuedAt = ContinuousClock.now
+    }
+
+    /// Renders started when an image was uploaded (`prerender`), by file name, until a save
+    /// takes theirs or they expire.
+    let prerendered = Mutex<[String: Render]>([:])
+
+    /// The prerenders kept at once: a new upload past them is not prerendered. Each holds its
+    /// result, a display image (up to `Sizes.display` pixels, a few hundred KB of JPEG) and a
+    /// thumbnail, until taken or expired (at the next upload).
+    static let prerenderLimit = 32
+    /// How long a prerender waits to be taken by a save before it is dropped.
+    static let prerenderLifetime = Duration.seconds(60)
+    /// The stored types `prerender` renders (those the thumbnailer reads).
+    static let prerenderTypes: Set<String> = ["image/jpeg", "image/png", "image/webp", "image/heic", "image/heif", "image/avif"]
+
+    /// Starts rendering an uploaded image's display and thumbnail at once, on the render pool, so
+    /// that the `WallImage` save naming it (a client's next request, Parse's two-step photo
+    /// upload) finds them made or under way (`render`) instead of rendering then: the save no
+    /// longer waits for a render thread and the render. The files are stored by that save as
+    /// before (its owner, its undo); a prerender no save takes stores nothing and is dropped after
+    /// `prerenderLifetime`. Not for a file whose bytes contradict its declared type (a save refuses
+    /// it), one of another type, or when `prerenderLimit` prerenders are waiting already.
+    public func prerender(_ record: FileRecord) {
+        guard Self.prerenderTypes.contains(record.contentType), record.declaredType == nil else { return }
+        let render = Render()
+        let kept = prerendered.withLock { d -> Bool in
+            // At most `prerenderLimit` entries: expiring them as each comes is cheap.
+            let now = ContinuousClock.now
+            d = d.filter { now - $0.value.queuedAt < Self.prerenderLifetime }
+            guard d.count < Self.prerenderLimit else { return false }
+            d[record.name] = render
+            return true
         }
+        guard kept else { return }
+        let name = record.name
+        submit(render, path: { [files] () throws(ImagingError) -> String in
+            // The file's place is found on the render thread: for object storage it may be a download.
+            guard let location = try? files.location(of: name) else { throw ImagingError(code: .readFailed, message: "The image file \(name) is gone.") }
+            return location.path
+        }, then: { [logger] outcome in
+            if case .failure(let e) = outcome {
+                logger.debug("prerendered", ["file": name, "error": e.message])
+            } else {
+                logger.debug("prerendered", ["file": name])
+            }
+        })
+    }
+
+    /// Queues `render` on the pool: `path` gives the file, then one decode makes both sizes;
+    /// `then` sees the outcome once it is set.
+    private func submit(_ render: Render, path: @escaping @Sendable () throws(ImagingError) -> String,
+                        then: (@Sendable (Result<Made, ImagingError>) -> Void)? = nil) {
+        let sizes = sizes, options = options
+        pool.submit {
+            render.started.signal()
+            let outcome = Result { () throws(ImagingError) -> Made in
+                let t = try Thumbnailer.makeThumbnails(fromFile: try path(), longestEdges: [sizes.display, sizes.thumbnail], options: options)
+                return Made(display: t[0], thumbnail: t[1])
+            }
+            render.result.set(outcome)
+            render.done.signal()
+            then?(outcome)
+        }
+    }
+
+    /// Decodes once on the pool and makes both sizes, or takes the prerender of `name` (`prerender`).
+    /// A prerender that could not read the file (object storage unreachable then) is done again.
+    func render(path: String, name: String) throws(ParseError) -> Made {
+        if let prerendered = prerendered.withLock({ $0.removeValue(forKey: name) }) {
+            let outcome = wait(for: prerendered)
+            if case .failure(let e) = outcome, e.code == .readFailed {
+                logger.debug("prerender could not read the file; rendering again", ["file": name])
+            } else {
+                logger.debug("thumbnails from the upload's prerender", ["file": name])
+                return try made(outcome, name: name)
+            }
+        }
+        let render = Render()
+        submit(render, path: { path })
+        return try made(wait(for: render), name: name)
+    }
+
+    /// Waits for `render`'s result.
+    private func wait(for render: Render) -> Result<Made, ImagingError> {
+        let started = render.started, done = render.done
         // While the render waits for a render thread, this request gives its worker slot back
         // (`WorkerPool.blocking`): it uses no CPU, and a slot held through a backlog of renders made every
         // other request (a GET of one object) queue behind a burst of large photos, for seconds. While
@@ -137,7 +222,11 @@ public final class ThumbnailService: Sendable {
         // back would only admit more work to the same cores (the mixed load's p99 rose by 6-9 ms).
         WorkerPool.blocking { started.wait() }
         done.wait()
-        switch result.get()! {
+        return render.result.get()!
+    }
+
+    private func made(_ outcome: Result<Made, ImagingError>, name: String) throws(ParseError) -> Made {
+        switch outcome {
         case .success(let m): return m
         case .failure(let e): throw Self.parseError(e, name: name)
         }

@@ -70,6 +70,7 @@ public final class Wall: ObjectServiceExtension {
                                 cacheSeconds: options.friendCacheSeconds, logger: logger)
         rules = WallRules(database: database, friends: friends, visibility: options.visibility)
         thumbnails = ThumbnailService(files: files, sizes: options.thumbnailSizes, concurrency: options.thumbnailThreads, logger: logger)
+        files.onUploaded { [thumbnails] record in thumbnails.prerender(record) }
         access = WallFileAccess(masterKey: masterKey, database: database, wall: rules)
         feed = FeedService(store: feedStore, rows: database, wall: rules, fileAccess: access,
                            perAuthorThreshold: options.feedThreshold)

@@ -142,6 +142,52 @@ import PhotoWallCrypto
         }
     }
 
+    /// A photo is rendered as soon as it is uploaded: the `WallImage` save that names it (Parse's
+    /// second step) takes the display and thumbnail made meanwhile instead of rendering then (the
+    /// server's debug log says which), and they are the bytes a render at the save makes (a second
+    /// save of the same file, whose prerender the first took, renders). A photo uploaded and never
+    /// saved leaves no file behind once its prerender is done.
+    @Test func anUploadedPhotoIsRenderedBeforeItsSave() async throws {
+        let server = try ParseTestServer(extraArgs: ["--log-level", "debug"])
+        defer { server.stop() }
+        let dir = server.dataDir.appendingPathComponent("samples")
+        #expect(try runProcess(TestPaths.binary, ["samples", dir.path, "--width", "900", "--height", "600"]).status == 0)
+        let (_, token) = try await server.signUp()
+        func upload(_ sample: String, as name: String) async throws -> String {
+            let photo = try Data(contentsOf: dir.appendingPathComponent(sample))
+            let up = try await server.request("POST", "/files/\(name)", body: photo, key: .session(token), headers: ["Content-Type": "image/jpeg"])
+            return try #require(up.json["name"]?.stringValue)
+        }
+        func log() throws -> String { try String(contentsOf: server.stderrLog, encoding: .utf8) }
+        /// Waits (up to 10 s) for the log line saying `file`'s prerender is done.
+        func waitForPrerender(_ file: String) async throws {
+            var waits = 0
+            while try !log().contains("prerendered file=\(file)"), waits < 200 {
+                try await Task.sleep(for: .milliseconds(50))
+                waits += 1
+            }
+            #expect(try log().contains("prerendered file=\(file)\n"), "the prerender of \(file) ended without an error")
+        }
+        let name = try await upload("landscape_o6.jpg", as: "first.jpg")
+        try await waitForPrerender(name)
+        var thumbnails: [[UInt8]] = []
+        for _ in 0..<2 {
+            let c = try await server.request("POST", "/classes/WallImage", json: ["image": ["__type": "File", "name": .string(name)]], key: .session(token))
+            #expect(c.status == 201, "\(c.text)")
+            #expect(c.json["width"] == 900 && c.json["height"] == 600, "\(c.text)")
+            let thumb = try await server.request("GET", try #require(c.json["thumbnail"]?["url"]?.stringValue), key: .none)
+            #expect(jpegSize(thumb.body).map { [$0.0, $0.1] } == [256, 171])
+            thumbnails.append([UInt8](thumb.body))
+        }
+        #expect(try log().components(separatedBy: "thumbnails from the upload's prerender file=\(name)\n").count == 2,
+                "the first save took the prerender, the second rendered")
+        #expect(thumbnails[0] == thumbnails[1], "a prerender makes the bytes a render at the save makes")
+
+        let unsaved = try await upload("landscape_o1.jpg", as: "unsaved.jpg")
+        try await waitForPrerender(unsaved)
+        #expect(try server.storedFileNames().filter { $0.contains("_unsaved") } == [unsaved], "only the upload itself is stored")
+    }
+
     /// A request whose render waits for a render thread holds no worker slot. With two slots and one
     /// render thread, three saves of a 3000x2000 photo (one rendering, two queued for the thread) leave
     /// room for a `GET /users/me` sent after them: it is answered before any of them. A queued render

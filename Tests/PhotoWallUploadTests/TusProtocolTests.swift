@@ -39,6 +39,35 @@ import Testing
         #expect(try t.head(path).header("Upload-Offset") == "3000")
     }
 
+    /// A finished upload of a photo is rendered at once, as a `POST /files` one is
+    /// (`ThumbnailService.prerender`, `ThumbnailAPITests.anUploadedPhotoIsRenderedBeforeItsSave`):
+    /// the `WallImage` save naming it takes the display and thumbnail made meanwhile (the server's
+    /// debug log says so) and answers with them.
+    @Test func aFinishedPhotoIsRenderedBeforeItsSave() async throws {
+        let server = try ParseTestServer(extraArgs: ["--log-level", "debug"])
+        defer { server.stop() }
+        let dir = server.dataDir.appendingPathComponent("samples")
+        #expect(try runProcess(TestPaths.binary, ["samples", dir.path, "--width", "600", "--height", "400"]).status == 0)
+        let token = try await server.signUp().1
+        let t = try RawTus(server, token: token)
+        let photo = [UInt8](try Data(contentsOf: dir.appendingPathComponent("landscape_o3.jpg")))
+        let (_, path) = try t.create(length: photo.count, name: "photo.jpg")
+        let last = try t.patch(path, offset: 0, body: photo, checksum: RawTus.checksum(photo))
+        #expect(last.status == 204)
+        let name = try #require(last.header("X-Parse-File-Name"))
+        func log() throws -> String { try String(contentsOf: server.stderrLog, encoding: .utf8) }
+        var waits = 0
+        while try !log().contains("prerendered file=\(name)"), waits < 200 {
+            try await Task.sleep(for: .milliseconds(50))
+            waits += 1
+        }
+        #expect(try log().contains("prerendered file=\(name)\n"), "the finished upload was prerendered without an error")
+        let c = try await server.request("POST", "/classes/WallImage", json: ["image": ["__type": "File", "name": .string(name)]], key: .session(token))
+        #expect(c.status == 201, "\(c.text)")
+        #expect(c.json["width"] == 600 && c.json["height"] == 400, "\(c.text)")
+        #expect(try log().contains("thumbnails from the upload's prerender file=\(name)\n"))
+    }
+
     @Test func status204OnPatchAnd200OnHead() async throws {
         let t = try await tus()
         let bytes = TestFiles.randomBytes(300_000)

@@ -23,6 +23,22 @@ public final class FileService: Sendable {
         self.records = records; self.objects = objects; self.store = store; self.config = config
     }
 
+    /// Called with each file a client uploaded, once its bytes are durable and its record
+    /// committed: a `POST /files` (`finish`) and a finished resumable upload
+    /// (`UploadService.complete`), not the files the server makes (`store`, `storeUnclaimed`).
+    private let storedObservers = Mutex<[@Sendable (FileRecord) -> Void]>([])
+
+    /// Adds `observer` to those told of each uploaded file (see `storedObservers`). It runs on the
+    /// request's thread before the client's answer is sent, so it must only hand work on.
+    public func onUploaded(_ observer: @escaping @Sendable (FileRecord) -> Void) {
+        storedObservers.withLock { $0.append(observer) }
+    }
+
+    /// Tells the observers of `onUploaded` about `record`.
+    public func uploaded(_ record: FileRecord) {
+        for observer in storedObservers.withLock({ $0 }) { observer(record) }
+    }
+
     /// The longest client file name accepted, in bytes of UTF-8 (what Linux, macOS and Windows file
     /// systems allow for one name).
     public static let maxNameBytes = 255
@@ -177,6 +193,7 @@ public final class FileService: Sendable {
             _ = try? store.delete(upload.name)
             throw ParseError(.fileSaveError, "Could not store file: \(upload.name).", cause: error)
         }
+        uploaded(record)
         return record
     }
 

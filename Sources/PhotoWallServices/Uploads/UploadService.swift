@@ -425,10 +425,11 @@ public final class UploadService: Sendable {
         // The type was sniffed from the first bytes when they arrived (`UploadAppend.commit`).
         let type = u.contentType.isEmpty ? (MimeTypes.type(forName: name) ?? "application/octet-stream") : u.contentType
         let mismatch = FileService.declaredMismatch(declared: Self.declaredType(u.metadata), stored: type)
+        let record = FileRecord(name: name, contentType: type, byteCount: u.offset, sha256: digest, createdAt: ParseDate.now(),
+                                originalName: u.fileName, declaredType: mismatch,
+                                owner: u.owner == Self.masterOwner ? nil : u.owner)
         do {
-            try fileRecords.insertFile(FileRecord(name: name, contentType: type, byteCount: u.offset, sha256: digest, createdAt: ParseDate.now(),
-                                               originalName: u.fileName, declaredType: mismatch,
-                                               owner: u.owner == Self.masterOwner ? nil : u.owner))
+            try fileRecords.insertFile(record)
         } catch {
             // A duplicate means an interrupted completion already recorded it.
             if error.code != .duplicateValue { throw error }
@@ -437,6 +438,7 @@ public final class UploadService: Sendable {
         let stored = releasing ? try database.commitUploadReleasingWriter(u, writer: writer) : try database.commitUpload(u, writer: writer)
         guard stored else { throw UploadError.locked }
         parts.remove(u.id, state: u.partState)
+        files.uploaded(record)
         logger.info("upload complete", ["upload.id": u.id, "file": name, "bytes": "\(u.offset)"])
         return u
     }
