@@ -70,7 +70,10 @@ public final class Wall: ObjectServiceExtension {
                                 cacheSeconds: options.friendCacheSeconds, logger: logger)
         rules = WallRules(database: database, friends: friends, visibility: options.visibility)
         thumbnails = ThumbnailService(files: files, sizes: options.thumbnailSizes, concurrency: options.thumbnailThreads, logger: logger)
-        files.onUploaded { [thumbnails] record in thumbnails.prerender(record) }
+        // Weak: the file service keeps this closure and the thumbnail service keeps the file service,
+        // so a strong capture would be a cycle keeping the thumbnail service's render threads alive
+        // after the wall is gone (a test makes many walls).
+        files.onUploaded { [weak thumbnails] record in thumbnails?.prerender(record) }
         access = WallFileAccess(masterKey: masterKey, database: database, wall: rules)
         feed = FeedService(store: feedStore, rows: database, wall: rules, fileAccess: access,
                            perAuthorThreshold: options.feedThreshold)

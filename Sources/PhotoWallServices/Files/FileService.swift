@@ -26,17 +26,17 @@ public final class FileService: Sendable {
     /// Called with each file a client uploaded, once its bytes are durable and its record
     /// committed: a `POST /files` (`finish`) and a finished resumable upload
     /// (`UploadService.complete`), not the files the server makes (`store`, `storeUnclaimed`).
-    private let storedObservers = Mutex<[@Sendable (FileRecord) -> Void]>([])
+    private let uploadObservers = Mutex<[@Sendable (FileRecord) -> Void]>([])
 
-    /// Adds `observer` to those told of each uploaded file (see `storedObservers`). It runs on the
+    /// Adds `observer` to those told of each uploaded file (see `uploadObservers`). It runs on the
     /// request's thread before the client's answer is sent, so it must only hand work on.
     public func onUploaded(_ observer: @escaping @Sendable (FileRecord) -> Void) {
-        storedObservers.withLock { $0.append(observer) }
+        uploadObservers.withLock { $0.append(observer) }
     }
 
     /// Tells the observers of `onUploaded` about `record`.
     public func uploaded(_ record: FileRecord) {
-        for observer in storedObservers.withLock({ $0 }) { observer(record) }
+        for observer in uploadObservers.withLock({ $0 }) { observer(record) }
     }
 
     /// The longest client file name accepted, in bytes of UTF-8 (what Linux, macOS and Windows file
