@@ -158,15 +158,9 @@ import PhotoWallCrypto
             let up = try await server.request("POST", "/files/\(name)", body: photo, key: .session(token), headers: ["Content-Type": "image/jpeg"])
             return try #require(up.json["name"]?.stringValue)
         }
-        func log() throws -> String { try String(contentsOf: server.stderrLog, encoding: .utf8) }
-        /// Waits (up to 10 s) for the log line saying `file`'s prerender is done.
+        /// Waits for the log line saying `file`'s prerender ended without an error.
         func waitForPrerender(_ file: String) async throws {
-            var waits = 0
-            while try !log().contains("prerendered file=\(file)"), waits < 200 {
-                try await Task.sleep(for: .milliseconds(50))
-                waits += 1
-            }
-            #expect(try log().contains("prerendered file=\(file)\n"), "the prerender of \(file) ended without an error")
+            #expect(try await server.waitForLog("prerendered file=\(file)\n"), "the prerender of \(file) ended without an error")
         }
         let name = try await upload("landscape_o6.jpg", as: "first.jpg")
         try await waitForPrerender(name)
@@ -179,7 +173,7 @@ import PhotoWallCrypto
             #expect(jpegSize(thumb.body).map { [$0.0, $0.1] } == [256, 171])
             thumbnails.append([UInt8](thumb.body))
         }
-        #expect(try log().components(separatedBy: "thumbnails from the upload's prerender file=\(name)\n").count == 2,
+        #expect(server.serverLog().components(separatedBy: "thumbnails from the upload's prerender file=\(name)\n").count == 2,
                 "the first save took the prerender, the second rendered")
         #expect(thumbnails[0] == thumbnails[1], "a prerender makes the bytes a render at the save makes")
 

@@ -150,6 +150,17 @@ public final class ParseTestServer: @unchecked Sendable {
     /// The server's stderr so far: one line per request, warnings and errors.
     public func serverLog() -> String { (try? String(contentsOf: stderrLog, encoding: .utf8)) ?? "" }
 
+    /// Waits, polling every 50 ms for up to `seconds`, until the server's log contains `text`.
+    /// - Returns: whether it came (the caller's `#expect` says what it waited for).
+    public func waitForLog(_ text: String, seconds: Double = 10) async throws -> Bool {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while !serverLog().contains(text) {
+            guard ContinuousClock.now < deadline else { return false }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return true
+    }
+
     // MARK: requests
 
     public struct Reply: Sendable {

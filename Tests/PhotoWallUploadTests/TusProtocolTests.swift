@@ -55,17 +55,11 @@ import Testing
         let last = try t.patch(path, offset: 0, body: photo, checksum: RawTus.checksum(photo))
         #expect(last.status == 204)
         let name = try #require(last.header("X-Parse-File-Name"))
-        func log() throws -> String { try String(contentsOf: server.stderrLog, encoding: .utf8) }
-        var waits = 0
-        while try !log().contains("prerendered file=\(name)"), waits < 200 {
-            try await Task.sleep(for: .milliseconds(50))
-            waits += 1
-        }
-        #expect(try log().contains("prerendered file=\(name)\n"), "the finished upload was prerendered without an error")
+        #expect(try await server.waitForLog("prerendered file=\(name)\n"), "the finished upload was prerendered without an error")
         let c = try await server.request("POST", "/classes/WallImage", json: ["image": ["__type": "File", "name": .string(name)]], key: .session(token))
         #expect(c.status == 201, "\(c.text)")
         #expect(c.json["width"] == 600 && c.json["height"] == 400, "\(c.text)")
-        #expect(try log().contains("thumbnails from the upload's prerender file=\(name)\n"))
+        #expect(server.serverLog().contains("thumbnails from the upload's prerender file=\(name)\n"))
     }
 
     @Test func status204OnPatchAnd200OnHead() async throws {
