@@ -34,8 +34,9 @@ public final class FileService: Sendable {
         uploadObservers.withLock { $0.append(observer) }
     }
 
-    /// Tells the observers of `onUploaded` about `record`.
-    public func uploaded(_ record: FileRecord) {
+    /// Tells the observers of `onUploaded` about `record`. Internal: only this module's upload
+    /// paths (`finish`, `UploadService.complete`) announce a file as uploaded.
+    func uploaded(_ record: FileRecord) {
         for observer in uploadObservers.withLock({ $0 }) { observer(record) }
     }
 
