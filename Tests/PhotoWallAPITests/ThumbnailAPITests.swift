@@ -183,7 +183,8 @@ import PhotoWallCrypto
     }
 
     /// A request whose render waits for a render thread holds no worker slot. With two slots and one
-    /// render thread, three saves of a 3000x2000 photo (one rendering, two queued for the thread) leave
+    /// render thread, three saves of a 3000x2000 photo (one rendering, two queued for the thread; the
+    /// upload's prerender taken by an earlier save) leave
     /// room for a `GET /users/me` sent after them: it is answered before any of them. A queued render
     /// used to keep its request's slot: the `GET` then waited, first in first out, behind the third save,
     /// which got the first save's slot once that save was done.
@@ -196,6 +197,12 @@ import PhotoWallCrypto
         let photo = try Data(contentsOf: dir.appendingPathComponent("landscape_o1.jpg"))
         let up = try await server.request("POST", "/files/big.jpg", body: photo, key: .session(token), headers: ["Content-Type": "image/jpeg"])
         let name = try #require(up.json["name"]?.stringValue)
+        // The upload's prerender (`ThumbnailService.prerender`) goes to a first save, alone: the three
+        // below must each render on the one thread, else the one taking a finished prerender answers
+        // before the `GET` is even sent.
+        let first = try await server.request("POST", "/classes/WallImage", json: ["image": ["__type": "File", "name": .string(name)]],
+                                             key: .session(token))
+        #expect(first.status == 201, "\(first.text)")
         actor Order { var finished: [String] = []; func add(_ what: String) { finished.append(what) } }
         let order = Order()
         try await withThrowingTaskGroup(of: Void.self) { group in
