@@ -1,5 +1,6 @@
 /// A small in-memory cache whose entries end after a bounded time and which writers invalidate at once:
-/// the mechanism under `SessionCache` (sessions) and `FriendService` (friend lists).
+/// the mechanism under `SessionCache` (sessions), `ObjectService`'s include targets (users) and
+/// `FriendService` (friend lists).
 ///
 /// - Lifetime: each entry lives a random time between half of `ttlSeconds` and all of it, so entries
 ///   filled in one burst (a LiveQuery event checks 1,000 viewers at once) don't all end, and get read
@@ -64,6 +65,15 @@ public final class ExpiringCache<Key: Hashable & Sendable, Value: Sendable>: Sen
             guard s.generation == generation else { return }
             if s.entries.count >= capacity { s.entries.removeAll(keepingCapacity: true) }
             s.entries[key] = entry
+        }
+    }
+
+    /// Forgets the entry of `key` (a write changed it), and fails every store whose read began before
+    /// now. One lookup, where `invalidate(where:)` visits every entry.
+    public func invalidate(_ key: Key) {
+        state.write { s in
+            s.generation &+= 1
+            s.entries.removeValue(forKey: key)
         }
     }
 

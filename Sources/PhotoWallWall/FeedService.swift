@@ -56,9 +56,11 @@ public final class FeedService: Sendable {
             guard let text = c.stringValue, let decoded = Self.decodeCursor(text) else { throw ParseError(.invalidJSON, "Invalid cursor.") }
             cursor = decoded
         }
-        // The page's reads (friend count, keys, images, comments, authors) on one snapshot of the data.
+        // The page's reads (friend count, keys, images, comments, authors) on one snapshot of the data;
+        // the authors' cache generation taken before it began (`ObjectService.includeTargets`).
+        let cached = objects.includeCacheGeneration()
         return try store.readingOneSnapshot { () throws(ParseError) -> [UInt8] in
-            try page(viewer: viewer, cursor: cursor, limit: limit, auth: auth, objects: objects)
+            try page(viewer: viewer, cursor: cursor, limit: limit, auth: auth, objects: objects, cached: cached)
         }
     }
 
@@ -68,8 +70,10 @@ public final class FeedService: Sendable {
     static let maxFillRounds = 8
 
     /// One page for `viewer` (`feed`, inside its snapshot): the newest images of the wall's audience
-    /// that the viewer may read by their ACL, as GET would show them (`shownImages`).
-    func page(viewer: StoredObject, cursor: FeedCursor?, limit: Int, auth: AuthContext, objects: ObjectService) throws(ParseError) -> [UInt8] {
+    /// that the viewer may read by their ACL, as GET would show them (`shownImages`). `cached`: the
+    /// authors' cache generation taken before the snapshot began (`render`).
+    func page(viewer: StoredObject, cursor: FeedCursor?, limit: Int, auth: AuthContext, objects: ObjectService,
+              cached: UInt64? = nil) throws(ParseError) -> [UInt8] {
         let me = WallRules.wallId(of: viewer)
         var strategy = FeedStrategy.perAuthor
         var authors: [String]?
@@ -98,7 +102,7 @@ public final class FeedService: Sendable {
             before = last
             if shown.count == limit { break }
         }
-        return try render(images: shown, next: next, auth: auth, objects: objects)
+        return try render(images: shown, next: next, auth: auth, objects: objects, cached: cached)
     }
 
     /// The strategy the feed uses for `authorCount` authors.
@@ -128,8 +132,10 @@ public final class FeedService: Sendable {
 
     /// The page's JSON text: `images` (as `shownImages` read them) with their authors, files, comment
     /// counts and latest comments the viewer may read, and `nextCursor` (`next`, encoded); written
-    /// straight into bytes (`JSONWriter`), keys sorted.
-    func render(images: [ShownImage], next: FeedCursor?, auth: AuthContext, objects: ObjectService) throws(ParseError) -> [UInt8] {
+    /// straight into bytes (`JSONWriter`), keys sorted. `cached`: `ObjectService.includeCacheGeneration()`
+    /// taken before the page's snapshot began, for the authors' read (nil outside one).
+    func render(images: [ShownImage], next: FeedCursor?, auth: AuthContext, objects: ObjectService,
+                cached: UInt64? = nil) throws(ParseError) -> [UInt8] {
         let comments = try shownComments(ofImages: images.map(\.objectId), readers: auth.permissions)
         // Authors as `include=user` on these posts shows them (the private-user rule of `WallRules`):
         // the viewer in full, anyone else `objectId`, `name`, `fbId`; of those only these three.
@@ -139,7 +145,7 @@ public final class FeedService: Sendable {
         let (imageVia, commentVia) = (WallSchema.imageClass + ".user", WallSchema.commentClass + ".user")
         // One read of every author; each shown as the pointer that names it reveals it.
         let people = try objects.includedMembers(className: "_User", idsVia: [imageVia: imageAuthors, commentVia: commentAuthors], auth: auth,
-                                                 members: ["fbId", "name"])
+                                                 members: ["fbId", "name"], readsSince: cached)
         var out = JSONWriter(capacity: 1024 * max(1, images.count))
         // An author `include` doesn't show (a user that no longer exists: both pointers reveal their
         // targets) is named by `providerId` alone (JSON text): a comment's `userFBId`; an image's isn't

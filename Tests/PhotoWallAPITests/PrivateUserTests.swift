@@ -163,4 +163,54 @@ import PhotoWallCore
         let pwFeed = try await s.request("POST", "/functions/feed", json: ["limit": 1], key: .session(pw))
         #expect(pwFeed.json["result"]?["images"]?.arrayValue?.first?["user"]?["name"] == .null)
     }
+
+    /// The users `include` and the feed show are served from memory (`ObjectService.includeTargets`, on
+    /// with SQLite as here), and every write of a user in the server reaches them at once: a rename by
+    /// `PUT`, one by `/batch`, and an ACL that hides the user, each seen by the very next feed page and
+    /// `include=user` of a friend, and by the master key's `include`.
+    @Test func aUsersChangeReachesTheFeedAndIncludeAtOnce() async throws {
+        let (owner, friend, _, _) = try await cast()
+        let image = try #require(try await s.request("POST", "/classes/WallImage", json: ["caption": "renamed"], key: .session(owner.session))
+            .json["objectId"]?.stringValue)
+        func shown() async throws -> (feed: JSON?, include: JSON?, master: JSON?) {
+            let feed = try await s.request("POST", "/functions/feed", json: ["limit": 50], key: .session(friend.session))
+            let post = feed.json["result"]?["images"]?.arrayValue?.first { $0["objectId"]?.stringValue == image }
+            let got = try await s.request("GET", "/classes/WallImage/\(image)?include=user", key: .session(friend.session))
+            let master = try await s.request("GET", "/classes/WallImage/\(image)?include=user", key: .master(nil))
+            return (post?["user"], got.json["user"], master.json["user"]?["name"])
+        }
+        // Read twice, so the second read is served from memory.
+        _ = try await shown()
+        var now = try await shown()
+        #expect(now.feed == publicView(owner))
+        #expect(now.include == included(owner))
+
+        // `name` is the provider's (a user's own write is refused); the master key renames.
+        let refused = try await s.request("PUT", "/users/\(owner.objectId)", json: ["name": "Renamed Once"], key: .session(owner.session))
+        #expect(refused.status == 400)
+        let put = try await s.request("PUT", "/users/\(owner.objectId)", json: ["name": "Renamed Once"], key: .master(nil))
+        #expect(put.status == 200)
+        now = try await shown()
+        #expect(now.feed?["name"] == "Renamed Once")
+        #expect(now.include?["name"] == "Renamed Once")
+        #expect(now.master == "Renamed Once")
+
+        let batch = try await s.request("POST", "/batch", json: ["requests": [
+            ["method": "PUT", "path": .string("/parse/users/\(owner.objectId)"), "body": ["name": "Renamed Twice"]],
+        ]], key: .master(nil))
+        #expect(batch.json.arrayValue?.first?["success"] != nil)
+        now = try await shown()
+        #expect(now.feed?["name"] == "Renamed Twice")
+        #expect(now.include?["name"] == "Renamed Twice")
+
+        // Readable by the owner alone: the friend's feed names the author by objectId only, and `include`
+        // leaves the pointer as it is.
+        let hide = try await s.request("PUT", "/users/\(owner.objectId)", json: ["ACL": .object([owner.objectId: ["read": true, "write": true]])],
+                                       key: .session(owner.session))
+        #expect(hide.status == 200)
+        now = try await shown()
+        #expect(now.feed == ["fbId": .null, "name": .null, "objectId": .string(owner.objectId)])
+        #expect(now.include == ["__type": "Pointer", "className": "_User", "objectId": .string(owner.objectId)])
+        #expect(now.master == "Renamed Twice")
+    }
 }

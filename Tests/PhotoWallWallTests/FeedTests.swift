@@ -1,3 +1,4 @@
+import Foundation
 import PhotoWallCore
 import PhotoWallServices
 import PhotoWallStorage
@@ -146,5 +147,43 @@ import Glibc
         #expect(try pages(f.owner, limit: 5).flatMap { $0 } == (try newestFirst(open + hidden, f)))
         // GET agrees.
         #expect(parseError { try f.objects.get(className: WallSchema.imageClass, objectId: hidden[0], auth: f.friend) }?.code == .objectNotFound)
+    }
+
+    /// A user written while a feed page's read snapshot is open: the page may show the user as its
+    /// snapshot saw it, but must not leave that in the users' cache (`ObjectService.includeTargets`):
+    /// the cache's generation for the page's authors is taken before the snapshot began. With one
+    /// taken at the read, after the write's invalidation, the old name (or ACL) would be served on.
+    @Test func aUserWrittenDuringAPageIsNotCachedAsThePageSawIt() throws {
+        let f = try WallFixture(userCacheSeconds: 60)
+        let ownerId = try #require(f.owner.user?.objectId)
+        let via = [WallSchema.imageClass + ".user": Set([ownerId])]
+        func name(_ shown: [String: [JSON?]]) -> JSON? { shown[ownerId]?[1] ?? nil }
+        let before = f.objects.includeCacheGeneration()
+        let seen = try f.database.readingOneSnapshot { () throws(ParseError) -> [String: [JSON?]] in
+            // The snapshot begins with its first read.
+            _ = try f.database.find(StoredQuery(className: "_User", predicate: .all, limit: 1, readers: nil))
+            // Another thread renames the owner; the write commits while the snapshot stays open.
+            let done = DispatchSemaphore(value: 0)
+            let objects = f.objects
+            let writer = Thread {
+                _ = try? objects.update(className: "_User", objectId: ownerId, body: ["name": "Olga Renamed"], auth: .master)
+                done.signal()
+            }
+            writer.start()
+            done.wait()
+            return try f.objects.includedMembers(className: "_User", idsVia: via, auth: f.friend, members: ["fbId", "name"],
+                                                 readsSince: before)
+        }
+        #expect(name(seen) == "Olga Owner")
+        let stored = try #require(try f.objects.fetchStored(className: "_User", objectId: ownerId))
+        #expect(stored.fields["name"] == "Olga Renamed")
+        let next = try f.objects.includedMembers(className: "_User", idsVia: via, auth: f.friend, members: ["fbId", "name"])
+        #expect(name(next) == "Olga Renamed")
+        // And the cache does serve: a rename behind its back (straight to the database) is not seen
+        // while the entry lives, so the reads above went through it.
+        _ = try f.database.update(className: "_User", objectId: ownerId, writers: nil) { (o: inout StoredObject) throws(ParseError) in
+            o.fields["name"] = "Olga Unseen"
+        }
+        #expect(name(try f.objects.includedMembers(className: "_User", idsVia: via, auth: f.friend, members: ["fbId", "name"])) == "Olga Renamed")
     }
 }

@@ -19,7 +19,8 @@ final class WallFixture {
     let users: UserService
     private(set) var owner = AuthContext.anonymous, friend = AuthContext.anonymous, stranger = AuthContext.anonymous
 
-    init(visibility: WallRules.Visibility = .friends, feedThreshold: Int = 300) throws {
+    /// - Parameter userCacheSeconds: `ObjectService`'s cache of the users `include` reads (0: off).
+    init(visibility: WallRules.Visibility = .friends, feedThreshold: Int = 300, userCacheSeconds: Double = 0) throws {
         dir = NSTemporaryDirectory() + "/photowall-wall-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         database = try SQLiteAdapter(path: dir + "/photowall.sqlite", feedProjection: WallSchema.feedProjection)
@@ -30,7 +31,7 @@ final class WallFixture {
         wall = Wall(database: database, fileRecords: database, feedStore: database, friendGraph: database, providers: [:], files: files,
                     masterKey: config.masterKey, options: Wall.Options(visibility: visibility, feedThreshold: feedThreshold),
                     logger: Logger(label: "wall-test", level: .error))
-        objects = ObjectService(store: database, fileRecords: database, config: config, installing: wall)
+        objects = ObjectService(store: database, fileRecords: database, config: config, installing: wall, userCacheSeconds: userCacheSeconds)
         users = try UserService(objects: objects)
         owner = try user("1001", "Olga Owner")
         friend = try user("1002", "Fred Friend")

@@ -34,6 +34,10 @@ public final class ObjectService: Sendable {
     /// Resolved sessions (`UserService.authenticate`), invalidated by every write of `store` to
     /// `_Session` or `_User`.
     public let sessionCache: SessionCache
+    /// `_User` objects by objectId, whole, as `include` reads them (`includeTargets`): the authors every
+    /// feed page and every `include=user` names again and again. Invalidated by every write of `store`
+    /// to `_User` (`CacheInvalidatingStore`); the read rules are applied to each use, never cached.
+    let userRows: ExpiringCache<String, StoredObject>
 
     /// - Parameters:
     ///   - store: the objects; `fileRecords`: file metadata (the ownership check of File values).
@@ -43,12 +47,17 @@ public final class ObjectService: Sendable {
     ///   - sessionCacheSeconds: how long a resolved session may be served from memory (see
     ///     `SessionCache` for the bound); 0, the default, caches nothing. Only for a database no other
     ///     process writes sessions or users to.
+    ///   - userCacheSeconds: how long a user's row read for `include` may be served from memory
+    ///     (`userRows`, at most `userCacheCapacity` of them); 0, the default, caches nothing. The same
+    ///     condition: a write by another process is seen only when the entry ends.
     public init(store: any ObjectStore, fileRecords: any FileRecordStore, config: ServerConfig, installing: (any ObjectServiceExtension)? = nil,
-                events: ObjectEventBus = ObjectEventBus(), sessionCacheSeconds: Double = 0) {
+                events: ObjectEventBus = ObjectEventBus(), sessionCacheSeconds: Double = 0, userCacheSeconds: Double = 0) {
         self.events = events
         let cache = SessionCache(ttlSeconds: sessionCacheSeconds)
         self.sessionCache = cache
-        self.store = SessionInvalidatingStore(base: store, cache: cache)
+        let users = ExpiringCache<String, StoredObject>(ttlSeconds: userCacheSeconds, capacity: Self.userCacheCapacity)
+        self.userRows = users
+        self.store = CacheInvalidatingStore(base: store, sessions: cache, users: users)
         self.fileRecords = fileRecords
         self.config = config
         self.coding = ValueCoding(config: config)
@@ -391,11 +400,36 @@ public final class ObjectService: Sendable {
     }
 
     /// The objects of `className` with these ids, whoever may read them (no ACL, no read scope): what
-    /// `include` filters per viewer with `includes(_:via:auth:scopes:)`.
-    func includeTargets(className: String, ids: Set<String>) throws(ParseError) -> [StoredObject] {
+    /// `include` filters per viewer with `includes(_:via:auth:scopes:)`. Users come from `userRows` where
+    /// it holds them, the others from one read, which then fills it.
+    /// - Parameter generation: `includeCacheGeneration()` taken before the caller's reads began, for a
+    ///   caller reading inside one snapshot of several statements (the feed): a user written after the
+    ///   snapshot began but before this read would otherwise be cached as the snapshot saw it. nil: taken
+    ///   here, right for a read that is a statement of its own.
+    func includeTargets(className: String, ids: Set<String>, generation: UInt64? = nil) throws(ParseError) -> [StoredObject] {
         guard ObjectNames.isValidClassName(className), !ids.isEmpty else { return [] }
-        return try store.find(Self.byIds(className, ids))
+        guard className == "_User", userRows.isEnabled else { return try store.find(Self.byIds(className, ids)) }
+        let generation = generation ?? userRows.generation()
+        var found: [StoredObject] = []
+        found.reserveCapacity(ids.count)
+        var missing = Set<String>()
+        for id in ids {
+            if let o = userRows.lookup(id) { found.append(o) } else { missing.insert(id) }
+        }
+        guard !missing.isEmpty else { return found }
+        for o in try store.find(Self.byIds(className, missing)) {
+            userRows.store(o.objectId, o, generation: generation)
+            found.append(o)
+        }
+        return found
     }
+
+    /// At most this many users in `userRows` (emptied when full): a few MB for users as the wall stores them.
+    static let userCacheCapacity = 10_000
+
+    /// The generation of the user rows `include` caches, to pass to `includedMembers(…readsSince:)` by a
+    /// caller that takes it before opening one read snapshot for several statements.
+    public func includeCacheGeneration() -> UInt64 { userRows.generation() }
 
     /// The objects of `className` with these ids, whoever may read them (`readers` nil).
     static func byIds(_ className: String, _ ids: Set<String>) -> StoredQuery {
@@ -428,15 +462,20 @@ public final class ObjectService: Sendable {
     /// objects (the feed's post and comment authors, as `include=user` on each shows them): the store
     /// decodes only `members` and the fields the class's read scope tests (none when every pointer field
     /// reveals its targets: the scope is then never evaluated), and no object is built in wire form.
+    /// Users come whole from the cache `include` reads through (`includeTargets`), when it is on.
+    /// - Parameter generation: `includeCacheGeneration()` taken before the caller's read snapshot began
+    ///   (see `includeTargets`); nil for a call that is not inside one.
     /// - Throws: what the store and the read scope throw.
     public func includedMembers(className: String, idsVia: [String: Set<String>], auth: AuthContext,
-                                members: [String]) throws(ParseError) -> [String: [JSON?]] {
+                                members: [String], readsSince generation: UInt64? = nil) throws(ParseError) -> [String: [JSON?]] {
         let all = idsVia.values.reduce(into: Set<String>()) { $0.formUnion($1) }
         guard ObjectNames.isValidClassName(className), !all.isEmpty else { return [:] }
         let revealed = installed?.restrictedView(for: className)?.revealedThrough ?? []
         let tested = idsVia.keys.allSatisfy(revealed.contains)
             ? [] : (try readPredicate(className, auth)?.paths ?? []).map { String($0.prefix { $0 != "." }) }
-        let targets = try store.find(Self.byIds(className, all), members: Set(members).union(tested))
+        let targets = className == "_User" && userRows.isEnabled
+            ? try includeTargets(className: className, ids: all, generation: generation)
+            : try store.find(Self.byIds(className, all), members: Set(members).union(tested))
         // An extension that renders the class gets whole wire objects, as everywhere.
         let rendered = installed?.renders(className: className) ?? false
         var shown: [FieldView: [Bool]] = [:]
