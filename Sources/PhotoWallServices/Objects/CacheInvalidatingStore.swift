@@ -5,8 +5,9 @@ import PhotoWallStorage
 /// hold, after the write (also when it failed: it may have happened before the failure was reported):
 /// the session cache (`SessionCache`) of every write to `_Session` and `_User`, and the user rows
 /// `include` reads (`ObjectService.includeTargets`) of every write to `_User`. `ObjectService` holds its
-/// store through this, and `UserService` and the wall's cascades write through `ObjectService`'s store,
-/// so no write of a session or user in this process escapes it.
+/// store through this, and `UserService` writes through `ObjectService`'s store; nothing else in the
+/// process writes sessions or users (the wall's cascades delete photos and comments through their own
+/// handle), so no write of a session or user in this process escapes it.
 struct CacheInvalidatingStore: ObjectStore {
     let base: any ObjectStore
     let sessions: SessionCache
