@@ -73,7 +73,7 @@ public final class FeedService: Sendable {
     /// that the viewer may read by their ACL, as GET would show them (`shownImages`). `cached`: the
     /// authors' cache generation taken before the snapshot began (`render`).
     func page(viewer: StoredObject, cursor: FeedCursor?, limit: Int, auth: AuthContext, objects: ObjectService,
-              cached: UInt64? = nil) throws(ParseError) -> [UInt8] {
+              cached: UInt64) throws(ParseError) -> [UInt8] {
         let me = WallRules.wallId(of: viewer)
         var strategy = FeedStrategy.perAuthor
         var authors: [String]?
@@ -133,9 +133,9 @@ public final class FeedService: Sendable {
     /// The page's JSON text: `images` (as `shownImages` read them) with their authors, files, comment
     /// counts and latest comments the viewer may read, and `nextCursor` (`next`, encoded); written
     /// straight into bytes (`JSONWriter`), keys sorted. `cached`: `ObjectService.includeCacheGeneration()`
-    /// taken before the page's snapshot began, for the authors' read (nil outside one).
+    /// taken before the page's snapshot began, for the authors' read.
     func render(images: [ShownImage], next: FeedCursor?, auth: AuthContext, objects: ObjectService,
-                cached: UInt64? = nil) throws(ParseError) -> [UInt8] {
+                cached: UInt64) throws(ParseError) -> [UInt8] {
         let comments = try shownComments(ofImages: images.map(\.objectId), readers: auth.permissions)
         // Authors as `include=user` on these posts shows them (the private-user rule of `WallRules`):
         // the viewer in full, anyone else `objectId`, `name`, `fbId`; of those only these three.

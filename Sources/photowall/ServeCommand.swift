@@ -268,22 +268,22 @@ enum ServeCommand {
         // through LISTEN/NOTIFY (SQLite is one process: nothing to carry).
         let notifier = (database as? PostgresAdapter)?.changeNotifier()
         if let notifier { ClusterEvents.connect(events, through: notifier, logger: logger) }
-        // The photo wall, installed in the object service with one call (its rules, hooks, feed and file access).
-        let wall = Wall(database: database, fileRecords: database, feedStore: database, friendGraph: database, providers: providers, files: files,
-                        masterKey: config.masterKey,
-                        options: Wall.Options(visibility: visibility, thumbnailSizes: sizes, feedThreshold: threshold,
-                                              friendSyncTTLSeconds: friendTTL, friendCacheSeconds: database is PostgresAdapter ? 0 : 5,
-                                              thumbnailThreads: thumbnailThreads),
-                        events: events, logger: logger)
         // Resolved sessions, the users `include` and the feed read, and friend lists are cached for 5 s, invalidated
         // at once by every write of a session or user, and every friend sync, in this process. Not on PostgreSQL:
         // several instances may share its database, and another instance's logout, user change or sync would not
         // reach these caches (see SessionCache, ObjectService.includeTargets, FriendService).
+        let cacheSeconds: Double = database is PostgresAdapter ? 0 : 5
+        // The photo wall, installed in the object service with one call (its rules, hooks, feed and file access).
+        let wall = Wall(database: database, fileRecords: database, feedStore: database, friendGraph: database, providers: providers, files: files,
+                        masterKey: config.masterKey,
+                        options: Wall.Options(visibility: visibility, thumbnailSizes: sizes, feedThreshold: threshold,
+                                              friendSyncTTLSeconds: friendTTL, friendCacheSeconds: cacheSeconds,
+                                              thumbnailThreads: thumbnailThreads),
+                        events: events, logger: logger)
         logger.info("feed: per-author probes up to \(wall.feed.perAuthorThreshold) authors"
                     + (threshold == nil ? " (the database's suggestion for the images it holds)" : " (--feed-threshold)"))
         let objects = ObjectService(store: database, fileRecords: database, config: config, installing: wall, events: events,
-                                    sessionCacheSeconds: database is PostgresAdapter ? 0 : 5,
-                                    userCacheSeconds: database is PostgresAdapter ? 0 : 5)
+                                    sessionCacheSeconds: cacheSeconds, userCacheSeconds: cacheSeconds)
         let users = try UserService(objects: objects, providers: providers, logger: logger)
         let expiry = o.value("upload-expiry", env: ["PHOTOWALL_UPLOAD_EXPIRY"]) ?? "86400"
         guard let expirySeconds = Int64(expiry), expirySeconds > 0 else { throw UsageError(description: "bad --upload-expiry '\(expiry)'") }

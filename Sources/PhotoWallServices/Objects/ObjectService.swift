@@ -408,7 +408,7 @@ public final class ObjectService: Sendable {
     ///   here, right for a read that is a statement of its own.
     func includeTargets(className: String, ids: Set<String>, generation: UInt64? = nil) throws(ParseError) -> [StoredObject] {
         guard ObjectNames.isValidClassName(className), !ids.isEmpty else { return [] }
-        guard className == "_User", userRows.isEnabled else { return try store.find(Self.byIds(className, ids)) }
+        guard cachesIncludes(of: className) else { return try store.find(Self.byIds(className, ids)) }
         let generation = generation ?? userRows.generation()
         var found: [StoredObject] = []
         found.reserveCapacity(ids.count)
@@ -423,6 +423,9 @@ public final class ObjectService: Sendable {
         }
         return found
     }
+
+    /// Whether `includeTargets` serves `className` from `userRows`: users, when the cache is on.
+    func cachesIncludes(of className: String) -> Bool { className == "_User" && userRows.isEnabled }
 
     /// At most this many users in `userRows` (emptied when full): a few MB for users as the wall stores them.
     static let userCacheCapacity = 10_000
@@ -473,7 +476,7 @@ public final class ObjectService: Sendable {
         let revealed = installed?.restrictedView(for: className)?.revealedThrough ?? []
         let tested = idsVia.keys.allSatisfy(revealed.contains)
             ? [] : (try readPredicate(className, auth)?.paths ?? []).map { String($0.prefix { $0 != "." }) }
-        let targets = className == "_User" && userRows.isEnabled
+        let targets = cachesIncludes(of: className)
             ? try includeTargets(className: className, ids: all, generation: generation)
             : try store.find(Self.byIds(className, all), members: Set(members).union(tested))
         // An extension that renders the class gets whole wire objects, as everywhere.
