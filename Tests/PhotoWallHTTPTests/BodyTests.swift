@@ -304,7 +304,10 @@ struct BodyTests {
                 let entries = log.wait(forCount: 1)
                 #expect(entries.map(\.status) == [nil])
                 #expect(entries.map(\.termination) == [.clientAbort])
-                usleep(100_000) // nothing further may happen
+                // `abort()` runs on a worker after the log line (RequestBodySink): wait for it, then
+                // check that nothing further happens.
+                #expect(eventually { probe.sink.value?.snapshot.aborts == 1 })
+                usleep(100_000)
                 #expect(try #require(probe.sink.value).snapshot.aborts == 1)
                 #expect(probe.handled.value == 0)
                 #expect(log.all.count == 1)
@@ -324,8 +327,13 @@ struct BodyTests {
                 #expect(client.waitForPeerClose(timeoutSeconds: 4))
                 let entries = log.wait(forCount: 1)
                 #expect(entries.map(\.termination) == [.timeout])
+                // `abort()` runs on a worker after the log line (RequestBodySink): wait for it, then
+                // check that nothing further happens. (CI once read the count before the worker ran.)
+                #expect(eventually { probe.sink.value?.snapshot.aborts == 1 })
+                usleep(100_000)
                 #expect(try #require(probe.sink.value).snapshot.aborts == 1)
                 #expect(probe.handled.value == 0)
+                #expect(log.all.count == 1)
                 #expect(!fileExists("\(directory)/slow.bin"))
             }
         }
