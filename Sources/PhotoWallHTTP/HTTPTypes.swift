@@ -14,6 +14,8 @@ public struct HTTPHeaders: Sendable, Sequence {
 
     /// ASCII case-insensitive comparison of two field names, without allocating.
     static func sameName(_ a: String, _ b: String) -> Bool {
+        // Most names a lookup passes differ in length (`utf8.count` is O(1) for native strings).
+        guard a.utf8.count == b.utf8.count else { return false }
         var a = a, b = b
         return a.withUTF8 { x in
             b.withUTF8 { y in
