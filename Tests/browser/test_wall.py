@@ -16,6 +16,7 @@ from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as EC
+from selenium.common.exceptions import WebDriverException
 from selenium.webdriver.support.ui import WebDriverWait
 
 from conftest import ARTIFACTS, BINARY, DESKTOP, PHONE, ROOT, fixture_users, rest
@@ -72,8 +73,25 @@ def shot(driver, name):
     return path
 
 
+class _Wait(WebDriverWait):
+    """`WebDriverWait` whose condition, when the page navigates under it (the login's redirects), counts
+    as not yet true instead of failing: ChromeDriver answers a lookup cut short by a navigation with
+    "aborted by navigation", which says nothing about the page that comes next. Any other error still
+    fails at once."""
+
+    def until(self, method, message=""):
+        def check(driver):
+            try:
+                return method(driver)
+            except WebDriverException as e:
+                if "aborted by navigation" in (e.msg or ""):
+                    return False
+                raise
+        return super().until(check, message)
+
+
 def wait(driver, seconds=30):
-    return WebDriverWait(driver, seconds, poll_frequency=0.1)
+    return _Wait(driver, seconds, poll_frequency=0.1)
 
 
 def login(driver, stack, user, name):
