@@ -1,6 +1,6 @@
 /// A small in-memory cache whose entries end after a bounded time and which writers invalidate at once:
-/// the mechanism under `SessionCache` (sessions), `ObjectService`'s include targets (users) and
-/// `FriendService` (friend lists).
+/// the mechanism under `SessionCache` (sessions), `ObjectService`'s include targets (users),
+/// `FriendService` (friend lists) and `SQLiteAdapter`'s rows by objectId.
 ///
 /// - Lifetime: each entry lives a random time between half of `ttlSeconds` and all of it, so entries
 ///   filled in one burst (a LiveQuery event checks 1,000 viewers at once) don't all end, and get read

@@ -1,4 +1,5 @@
 import PhotoWallCore
+import Synchronization
 internal import CSQLite
 #if canImport(Glibc)
 import Glibc
@@ -30,6 +31,8 @@ public final class SQLiteDatabase: Sendable {
     /// pthread key whose per-thread value is a retained `SQLiteConnection` for reading,
     /// released by `releaseThreadConnection` when the thread exits.
     private let readerKey: pthread_key_t
+    /// Called after every write's transaction has ended (`afterEachWrite`).
+    private let writeObservers: WriteObservers
     /// How long one `read` (or `readSnapshot`) may run, all its statements together; nil = no limit.
     /// Past it, the statement running fails with `SQLiteError` `isInterrupt` (SQLITE_INTERRUPT).
     public let readTimeLimit: Duration?
@@ -47,7 +50,9 @@ public final class SQLiteDatabase: Sendable {
         let w = try SQLiteConnection(path: path)
         try w.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;")
         walSync = WALGroupSync(walPath: path + "-wal", syncFile: syncFile)
-        writer = SQLiteWriter(connection: w, walSync: walSync)
+        let observers = WriteObservers()
+        writeObservers = observers
+        writer = SQLiteWriter(connection: w, walSync: walSync, ended: { observers.callAll() })
         var key = pthread_key_t()
         precondition(pthread_key_create(&key, releaseThreadConnection) == 0, "pthread_key_create failed")
         readerKey = key
@@ -94,6 +99,16 @@ public final class SQLiteDatabase: Sendable {
     /// the savepoint `write` runs it in).
     public func writeTransaction<T: Sendable>(_ body: (SQLiteConnection) throws -> T) throws -> T {
         try write { conn in try body(conn) }
+    }
+
+    /// Calls `observer` each time writes through this database (`write`, `writeAlone`,
+    /// `writeTransaction`) have ended: on the writer thread, right after their transaction's `COMMIT`
+    /// (or `ROLLBACK`), before their callers resume. Every write of the process's database goes through
+    /// the writer thread (its connection is reachable no other way), so a cache of what reads found can
+    /// forget it here and never outlive a change made in this process. Writes by another process are
+    /// not seen. `observer` must be quick and must not write through this database.
+    public func afterEachWrite(_ observer: @escaping @Sendable () -> Void) {
+        writeObservers.add(observer)
     }
 
     /// Commits made so far (a batch of writes is one), for tests and statistics.
@@ -320,5 +335,16 @@ final class WALGroupSync: @unchecked Sendable {
             guard fd >= 0 else { return Glibc.errno }
         }
         return syncFile(fd) == 0 ? 0 : Glibc.errno
+    }
+}
+
+/// The observers `SQLiteDatabase.afterEachWrite` adds, called by the writer thread.
+final class WriteObservers: Sendable {
+    private let list = Mutex<[@Sendable () -> Void]>([])
+
+    func add(_ observer: @escaping @Sendable () -> Void) { list.withLock { $0.append(observer) } }
+
+    func callAll() {
+        for observer in list.withLock({ $0 }) { observer() }
     }
 }

@@ -41,10 +41,15 @@ final class SQLiteWriter: @unchecked Sendable {
     private var stopping = false
     private var thread = pthread_t()
 
+    /// Called on the writer thread each time a batch's transaction (or a job run alone) has ended, before
+    /// its jobs' callers are woken (`SQLiteDatabase.afterEachWrite`).
+    private let ended: @Sendable () -> Void
+
     /// Starts the writer thread (`sqlite-writer`) on `connection`, which nothing else may use after.
-    init(connection: SQLiteConnection, walSync: WALGroupSync) {
+    init(connection: SQLiteConnection, walSync: WALGroupSync, ended: @escaping @Sendable () -> Void) {
         self.connection = connection
         self.walSync = walSync
+        self.ended = ended
         // The thread holds a +1 on the writer until its loop ends (`sqliteWriterMain`).
         let context = Unmanaged.passRetained(self).toOpaque()
         precondition(pthread_create(&thread, nil, sqliteWriterMain, context) == 0, "pthread_create failed")
@@ -118,6 +123,7 @@ final class SQLiteWriter: @unchecked Sendable {
 
     private func runAlone(_ job: WriteJob) {
         let thrown = job.runBody(connection)
+        ended()
         finish(job, commit: thrown == nil ? walSync.committed() : 0)
     }
 
@@ -157,14 +163,17 @@ final class SQLiteWriter: @unchecked Sendable {
                 finish(job, failure: threwItself ? nil : error)
             }
         }
-        guard open else { return }
+        // `ended()` before the jobs' callers resume, whether the batch committed or not.
+        guard open else { return ended() }
         do {
             try connection.control("COMMIT")
         } catch {
             if connection.isInTransaction { try? connection.control("ROLLBACK") }
+            ended()
             for m in members { finish(m, failure: error) }
             return
         }
+        ended()
         let commit = walSync.committed()
         for m in members { finish(m, commit: commit) }
     }

@@ -129,6 +129,10 @@ extension SQLiteAdapter: ObjectStore {
 
     /// `find` without decoding: each row's `doc` and `acl` text as SQLite holds it.
     public func forEachStoredRow(_ query: StoredQuery, _ body: (StoredRowView) -> Void) throws(ParseError) -> Bool {
+        if rowsById.isEnabled, let objectId = Self.objectIdAlone(query) {
+            try forEachRow(query, byId: objectId, body)
+            return true
+        }
         guard let schema = try schema(of: query.className) else { return true }
         let compiled = try SQLiteQueryCompiler(schema: schema).select(query, columns: Self.columns)
         try guarded {

@@ -22,6 +22,8 @@ public final class SQLiteAdapter: Sendable {
     /// The classes the feed store projects; nil: none (the feed is empty). Must be the same each
     /// time a database is opened, since the feed table is kept up to date on writes.
     public let feedProjection: FeedProjection?
+    /// Rows found by reads of one object by objectId (`CachedRow`); off when `rowCacheSeconds` is 0.
+    let rowsById: ExpiringCache<CachedRow.Key, CachedRow>
     /// The feed threshold and when it was computed (`suggestedFeedThreshold`).
     let thresholdCache = Mutex<(ContinuousClock.Instant, Int)?>(nil)
 
@@ -29,9 +31,12 @@ public final class SQLiteAdapter: Sendable {
     /// - Parameter feedProjection: what `FeedStore` serves (nil: nothing).
     /// - Parameter readTimeLimit: how long one read of any store may run (a query, a feed page with all
     ///   its statements); past it the read fails with `ParseError` 124. nil: no limit.
+    /// - Parameter rowCacheSeconds: how long a row read by its objectId is kept in memory (`CachedRow`:
+    ///   forgotten after every write of this process, at the latest after this many seconds for writes
+    ///   by another process); 0, the default, keeps none.
     /// - Throws: `ParseError` 1 when the file can't be opened or migrated.
     public init(path: String, feedProjection: FeedProjection? = nil, readTimeLimit: Duration? = nil,
-                logger: Logger = Logger(label: "sqlite")) throws(ParseError) {
+                rowCacheSeconds: Double = 0, logger: Logger = Logger(label: "sqlite")) throws(ParseError) {
         self.logger = logger
         self.feedProjection = feedProjection
         do {
@@ -39,6 +44,9 @@ public final class SQLiteAdapter: Sendable {
         } catch {
             throw ParseError(.internalServerError, "Internal server error.", cause: error)
         }
+        let rows = ExpiringCache<CachedRow.Key, CachedRow>(ttlSeconds: rowCacheSeconds, capacity: CachedRow.capacity)
+        rowsById = rows
+        if rows.isEnabled { db.afterEachWrite { rows.invalidate() } }
         try migrate()
     }
 

@@ -203,7 +203,7 @@ enum ServeCommand {
             queryTimeLimit = seconds == 0 ? nil : .nanoseconds(Int64(seconds * 1e9))
         }
         let database = try DatabaseOpener.open(url: o.value("database", env: ["PARSE_SERVER_DATABASE_URI"]), dataDir: dataDir,
-                                               timeLimit: queryTimeLimit, logger: logger)
+                                               timeLimit: queryTimeLimit, rowCacheSeconds: DatabaseOpener.sqliteCacheSeconds, logger: logger)
         let store = try makeFileStore(o, dataDir: dataDir)
         try WallSchema.createClasses(database)
 
@@ -269,10 +269,11 @@ enum ServeCommand {
         let notifier = (database as? PostgresAdapter)?.changeNotifier()
         if let notifier { ClusterEvents.connect(events, through: notifier, logger: logger) }
         // Resolved sessions, the users `include` and the feed read, and friend lists are cached for 5 s, invalidated
-        // at once by every write of a session or user, and every friend sync, in this process. Not on PostgreSQL:
-        // several instances may share its database, and another instance's logout, user change or sync would not
-        // reach these caches (see SessionCache, ObjectService.includeTargets, FriendService).
-        let cacheSeconds: Double = database is PostgresAdapter ? 0 : 5
+        // at once by every write of a session or user, and every friend sync, in this process; so are the rows read
+        // by objectId (opened above), forgotten after every write. Not on PostgreSQL: several instances may share
+        // its database, and another instance's logout, user change, sync or write would not reach these caches
+        // (see SessionCache, ObjectService.includeTargets, FriendService, CachedRow).
+        let cacheSeconds: Double = database is PostgresAdapter ? 0 : DatabaseOpener.sqliteCacheSeconds
         // The photo wall, installed in the object service with one call (its rules, hooks, feed and file access).
         let wall = Wall(database: database, fileRecords: database, feedStore: database, friendGraph: database, providers: providers, files: files,
                         masterKey: config.masterKey,

@@ -31,7 +31,10 @@ enum Backend: String, CaseIterable, Sendable, CustomTestStringConvertible {
             let dir = NSTemporaryDirectory() + "pw-contract-\(UUID().uuidString)"
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             let path = dir + "/db.sqlite"
-            return (try SQLiteAdapter(path: path, feedProjection: feed), { try SQLiteAdapter(path: path, feedProjection: later) })
+            // As `photowall serve` opens it: rows read by objectId kept in memory (`CachedRow`), so every
+            // contract holds with that cache on. (The second adapter is another process: without it.)
+            return (try SQLiteAdapter(path: path, feedProjection: feed, rowCacheSeconds: 5),
+                    { try SQLiteAdapter(path: path, feedProjection: later) })
         case .postgres:
             guard TestPostgres.adminURL != nil else {
                 // A warning prints in every run's output; the cancel ends the case without passing it.
