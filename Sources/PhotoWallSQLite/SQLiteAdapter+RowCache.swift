@@ -98,7 +98,9 @@ extension SQLiteAdapter {
             try db.read { conn in
                 // Inside a read snapshot the row must be the snapshot's.
                 let cacheable = !conn.isInTransaction
-                if cacheable, let row = rowsById.lookup(key) {
+                // Keys compare as Swift strings (canonical equivalence); SQLite compares the bytes. So a kept
+                // row answers only for its own objectId's bytes, as `objectId = ?` would.
+                if cacheable, let row = rowsById.lookup(key), row.objectId.elementsEqual(objectId.utf8) {
                     if row.isReadable(by: query.readers) { row.withView(className: query.className, body) }
                     return
                 }

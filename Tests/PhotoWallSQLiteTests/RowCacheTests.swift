@@ -108,6 +108,21 @@ import PhotoWallTesting
         #expect(checked == acls.count * readers.count)
     }
 
+    /// Swift's `==` on strings is canonical equivalence; SQLite's `objectId = ?` compares bytes. A kept row
+    /// answers only for its own objectId's bytes.
+    @Test func aKeptRowAnswersOnlyForItsOwnBytes() throws {
+        let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+        #expect(composed == decomposed)
+        try cached.insert(note(composed, "composed"))
+        #expect(try text(cached, composed) == "composed")
+        #expect(try text(other, decomposed) == nil)
+        #expect(try text(cached, decomposed) == nil, "not the kept row of the other objectId")
+        try cached.insert(note(decomposed, "decomposed"))
+        #expect(try text(cached, decomposed) == "decomposed")
+        #expect(try text(cached, decomposed) == "decomposed")
+        #expect(try text(cached, composed) == "composed")
+    }
+
     @Test func offByDefault() throws {
         try other.insert(note("d1", "one"))
         #expect(try text(other, "d1") == "one")
