@@ -57,11 +57,11 @@ struct CachedRow: Sendable {
 
     /// Whether a read with `perms` finds this row: `SQLiteQueryCompiler.permissionFilter(column: "rperm", perms)`
     /// in memory. Everyone reads a row without `rperm`, and the master key (nil) every row; otherwise
-    /// one of `perms` must be one of the row's readers (`*` among them when the ACL is public-read, and
-    /// every caller's `perms` hold `*`).
+    /// one of `perms` must be one of the row's readers, byte for byte (`permissionsAdmit`; `*` is among
+    /// them when the ACL is public-read, and every caller's `perms` hold `*`).
     func isReadable(by perms: PermissionSet) -> Bool {
-        guard let perms, let readers else { return true }
-        return readers.contains { perms.contains($0) }
+        guard let readers else { return true }
+        return permissionsAdmit(perms, readers)
     }
 
     /// `body` with the row as a `StoredRowView` of `className` (valid during the call).

@@ -82,15 +82,18 @@ import PhotoWallTesting
         #expect(try text(cached, "s1") == "one", "and neither used nor replaced the kept row")
     }
 
-    /// Every ACL shape against every kind of reader: the kept row is served to exactly those the SQL
+    /// Every ACL shape against every kind of reader (a look-alike entry among them): the kept row is served to exactly those the SQL
     /// serves it to (`CachedRow.isReadable` against `SQLiteQueryCompiler.permissionFilter`).
     @Test func keptRowsAreReadableByExactlyThoseTheSQLAdmits() throws {
         let acls: [ACL?] = [nil, ACL(entries: [:]), ACL(entries: ["*": .init(read: true, write: false)]),
                             ACL(entries: ["u1": .init(read: true, write: true)]), ACL(entries: ["u1": .init(read: false, write: true)]),
                             ACL(entries: ["role:admin": .init(read: true, write: false)]),
                             ACL(entries: ["u1": .init(read: true, write: false), "u2": .init(read: true, write: false)]),
-                            ACL(entries: ["x\"*": .init(read: true, write: false)])]
-        let readers: [PermissionSet] = [nil, [], ["*"], ["*", "u1"], ["*", "u2"], ["*", "u3", "role:admin"], ["u1"], ["*", "x\"*"]]
+                            ACL(entries: ["x\"*": .init(read: true, write: false)]),
+                            // U+212A KELVIN SIGN: Swift's == calls it `K`, SQLite's IN compares bytes.
+                            ACL(entries: ["\u{212A}ab": .init(read: true, write: false)])]
+        let readers: [PermissionSet] = [nil, [], ["*"], ["*", "u1"], ["*", "u2"], ["*", "u3", "role:admin"], ["u1"], ["*", "x\"*"],
+                                        ["*", "Kab"]]
         var checked = 0
         for (i, acl) in acls.enumerated() {
             let id = "a\(i)"

@@ -121,7 +121,7 @@ extension ObjectService {
 
     /// Whether the ACL lets `auth` write `object` (the adapters enforce it again when writing).
     static func mayWrite(_ object: StoredObject, _ auth: AuthContext) -> Bool {
-        guard let acl = object.acl, let permissions = auth.permissions else { return true }
-        return permissions.contains { acl.entries[$0]?.write == true }
+        guard let acl = object.acl else { return true }
+        return permissionsAdmit(auth.permissions, acl.entries.lazy.filter { $0.value.write }.map(\.key))
     }
 }

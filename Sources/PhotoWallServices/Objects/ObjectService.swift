@@ -375,8 +375,8 @@ public final class ObjectService: Sendable {
     /// Whether the object's ACL lets `auth` read it (no ACL: everyone; the master key: always). The
     /// one in-memory form of the `readers` filter the adapters apply in SQL.
     static func mayRead(_ object: StoredObject, _ auth: AuthContext) -> Bool {
-        guard let acl = object.acl, let permissions = auth.permissions else { return true }
-        return permissions.contains { acl.entries[$0]?.read == true }
+        guard let acl = object.acl else { return true }
+        return permissionsAdmit(auth.permissions, acl.entries.lazy.filter { $0.value.read }.map(\.key))
     }
 
     /// Whether `include` through the pointer field `via` (`"<className>.<field>"`) shows `auth` the

@@ -102,3 +102,13 @@ public struct ACL: Sendable, Equatable {
 /// `nil` means the master key: no filter. Otherwise the ACL entries that grant access
 /// (`*` and the user's id).
 public typealias PermissionSet = [String]?
+
+/// Whether `permissions` admit a caller to what `entries` grant (an ACL's readers or writers, a row's `rperm`): the
+/// master key (nil) always; otherwise when one of them is one of the entries. Compared byte for byte, as
+/// the adapters' SQL compares them (`value IN (…)`), not by Swift's `==`, which is canonical equivalence
+/// (U+212A KELVIN SIGN would equal `K`, so an entry a client chose could match another user's id).
+/// Every in-memory check of an ACL permission goes through here.
+public func permissionsAdmit(_ permissions: PermissionSet, _ entries: some Sequence<String>) -> Bool {
+    guard let permissions else { return true }
+    return entries.contains { entry in permissions.contains { $0.utf8.elementsEqual(entry.utf8) } }
+}
