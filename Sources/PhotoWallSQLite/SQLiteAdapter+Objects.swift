@@ -127,17 +127,30 @@ extension SQLiteAdapter: ObjectStore {
         }
     }
 
-    /// `find` without decoding: each row's `doc` and `acl` text as SQLite holds it.
+    /// `find` without decoding: each row's `doc` and `acl` text as SQLite holds it. A query that names one
+    /// object by objectId alone goes through `rowsById` (`CachedRow`): a kept row is checked against the
+    /// query's readers in memory; otherwise the query runs as written (its readers filter in the SQL)
+    /// and the row it finds is kept.
     public func forEachStoredRow(_ query: StoredQuery, _ body: (StoredRowView) -> Void) throws(ParseError) -> Bool {
-        if rowsById.isEnabled, let objectId = Self.objectIdAlone(query) {
-            try forEachRow(query, byId: objectId, body)
-            return true
-        }
-        guard let schema = try schema(of: query.className) else { return true }
-        let compiled = try SQLiteQueryCompiler(schema: schema).select(query, columns: Self.columns)
+        let objectId = rowsById.isEnabled ? Self.objectIdAlone(query) : nil
         try guarded {
             try db.read { conn in
-                try conn.forEachRawRow(compiled.sql, compiled.args, { row in body(Self.rowView(query.className, row)) })
+                // Inside a read snapshot the row must be the snapshot's: no cache either way.
+                let key = objectId.flatMap { conn.isInTransaction ? nil : CachedRow.Key(className: query.className, objectId: $0) }
+                if let key, let row = rowsById.exactLookup(key) {
+                    if row.isReadable(by: query.readers) { row.withView(className: query.className, body) }
+                    return
+                }
+                // Taken before the statement begins its read: a write that commits after it (and so may be
+                // missing from what the statement reads) moves it, and the row is not kept.
+                let generation = rowsById.generation()
+                guard let schema = try schema(of: query.className) else { return }
+                let compiled = try SQLiteQueryCompiler(schema: schema).select(query, columns: key == nil ? Self.columns : Self.columns + ", rperm")
+                try conn.forEachRawRow(compiled.sql, compiled.args, { (row: SQLiteRow) -> Void in
+                    let view = Self.rowView(query.className, row)
+                    if let key, let kept = CachedRow(view, rperm: row.text(5)) { rowsById.store(key, kept, generation: generation) }
+                    body(view)
+                })
             }
         }
         return true

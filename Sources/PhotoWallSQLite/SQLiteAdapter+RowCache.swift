@@ -88,33 +88,13 @@ extension SQLiteAdapter {
         guard query.skip == 0, query.limit != 0, case .compare("objectId", .eq, .string(let id)) = query.predicate else { return nil }
         return id
     }
+}
 
-    /// `forEachStoredRow` of a query `objectIdAlone` names, through `rowsById`: a row kept there is
-    /// checked against the query's readers in memory; otherwise the query runs as written (its readers
-    /// filter in the SQL) and the row it finds is kept.
-    func forEachRow(_ query: StoredQuery, byId objectId: String, _ body: (StoredRowView) -> Void) throws(ParseError) {
-        let key = CachedRow.Key(className: query.className, objectId: objectId)
-        try guarded {
-            try db.read { conn in
-                // Inside a read snapshot the row must be the snapshot's.
-                let cacheable = !conn.isInTransaction
-                // Keys compare as Swift strings (canonical equivalence); SQLite compares the bytes. So a kept
-                // row answers only for its own objectId's bytes, as `objectId = ?` would.
-                if cacheable, let row = rowsById.lookup(key), row.objectId.elementsEqual(objectId.utf8) {
-                    if row.isReadable(by: query.readers) { row.withView(className: query.className, body) }
-                    return
-                }
-                // Taken before the statement begins its read: a write that commits after it (and so may
-                // be missing from what the statement reads) moves it, and the row is not kept.
-                let generation = rowsById.generation()
-                guard let schema = try schema(of: query.className) else { return }
-                let compiled = try SQLiteQueryCompiler(schema: schema).select(query, columns: Self.columns + ", rperm")
-                try conn.forEachRawRow(compiled.sql, compiled.args, { (row: SQLiteRow) -> Void in
-                    let view = Self.rowView(query.className, row)
-                    if cacheable, let kept = CachedRow(view, rperm: row.text(5)) { rowsById.store(key, kept, generation: generation) }
-                    body(view)
-                })
-            }
-        }
+extension ExpiringCache where Key == CachedRow.Key, Value == CachedRow {
+    /// The row kept for `key`, only when its objectId has `key.objectId`'s very bytes. Keys compare as
+    /// Swift strings (canonical equivalence); SQLite's `objectId = ?` compares bytes, and so does this.
+    func exactLookup(_ key: Key) -> CachedRow? {
+        guard let row = lookup(key), row.objectId.elementsEqual(key.objectId.utf8) else { return nil }
+        return row
     }
 }
