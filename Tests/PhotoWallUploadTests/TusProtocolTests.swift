@@ -275,8 +275,10 @@ import Testing
         try first.sendHead("PATCH", path, headers: t.headers([("Upload-Offset", "0"), ("Content-Type", "application/offset+octet-stream"),
                                                               ("Content-Length", "1000")]))
         try first.send(Array(repeating: UInt8(1), count: 500))
-        try await waitForPart(sharedServer, path, bytes: 500)
+        // The trickle starts before the wait, so that however long the server takes to write the 500
+        // bytes, the first PATCH never goes quiet for the upload stall limit (5 s) and is never ended.
         let trickle = Trickle(first, bytes: 400)
+        try await waitForPart(sharedServer, path, bytes: 500)
         let second = try t.patch(path, offset: 0, body: Array(repeating: 2, count: 1000))
         #expect(second.status == 423)
         // A HEAD leaves a PATCH that is receiving bytes be, and reports the committed offset.
