@@ -190,7 +190,7 @@ def main():
             upbase = start_photowall(os.path.join(work, "upbase"), BASELINE)
         ours, theirs, peaks, baseline_posts = [], [], [], []
         from bench_common import durable_write_mbs, vm_status  # noqa: E402 (here: the upload rows' own import)
-        idle = vm_status(pw.pid, "VmRSS")
+        idle, idle_anon = vm_status(pw.pid, "VmRSS"), vm_status(pw.pid, "RssAnon")
         disk = []  # the disk's ceiling for a body acknowledged once durable (written + fdatasync), per round
         for i in range(ROUNDS):
             stop_event, peak = threading.Event(), []
@@ -227,6 +227,8 @@ def main():
         # using them; how many are mapped varies with what else keeps them cached): the upload's own
         # cost is the growth over the idle server.
         rows.append(("  of which the idle server before the uploads", "MiB", idle / 1024, float("nan"), float("nan")))
+        rows.append(("    of which its own memory (RssAnon)", "MiB", idle_anon / 1024,
+                     float("nan"), float("nan")))
         stop(pw)
         ng.send_signal(signal.SIGQUIT)
         ng.wait(timeout=10)
@@ -254,6 +256,8 @@ def report(rows):
         mark = "" if met is None else (" ✓" if met else " ✗")
         print(f"{name:<64} {unit:>6} {a:11.1f} {bs:>11} {rs:>7}  {goal}{mark}")
     print("goals: GET ratio ≥ 0.4; query ≥ 5× 1,236 req/s with p99 ratio ≤ 5; upload ratio ≥ 0.9; peak RSS during upload < 32 MiB")
+    if UPLOAD:
+        print(bench_common.order_file_note(BIN))
 
 
 if __name__ == "__main__":

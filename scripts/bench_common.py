@@ -158,6 +158,24 @@ def durable_write_mbs(directory, total_bytes, sync_every=None):
         os.remove(path)
 
 
+def order_file_note(binary):
+    """How many of the functions scripts/photowall.order lists the binary still defines: the code layout
+    that keeps the server's resident code small (Makefile, RELEASE_FLAGS) holds for those only."""
+    try:
+        with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "photowall.order")) as f:
+            listed = {line.strip() for line in f if line.strip() and not line.startswith("#")}
+    except OSError:
+        return "Code layout: scripts/photowall.order is missing, so the code is laid out as compiled (`make order-file`)."
+    try:
+        out = subprocess.run(["nm", "--defined-only", binary], capture_output=True, text=True).stdout
+    except OSError:
+        return "Code layout: nm not found, so not checked against scripts/photowall.order."
+    defined = {line.split()[-1] for line in out.splitlines() if len(line.split()) >= 3}
+    found = len(listed & defined)
+    return (f"Code layout: {found:,} of the {len(listed):,} functions scripts/photowall.order lists are in this binary "
+            f"({100 * found / max(1, len(listed)):.1f}%); `make order-file` regenerates the list when that falls.")
+
+
 def vm_status(pid, key):
     """A KiB figure of /proc/PID/status (`VmRSS`, `VmHWM`, ...); 0 when absent."""
     with open(f"/proc/{pid}/status") as f:

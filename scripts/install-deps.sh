@@ -13,7 +13,8 @@ build_pkgs=(pkg-config libmicrohttpd-dev libcurl4-openssl-dev libjpeg62-turbo-de
 # photowall-thumbnail's peak RSS (ThumbnailCommandTests).
 test_pkgs=(curl sqlite3 python3 python3-venv postgresql-15 postgresql-client-15 nginx-light chromium chromium-driver
            libheif-examples webp time)
-bench_pkgs=(wrk libvips-tools heif-thumbnailer libjpeg-turbo-progs)
+# bench: valgrind (callgrind) and binutils (objcopy) also make scripts/photowall.order (`make order-file`).
+bench_pkgs=(wrk libvips-tools heif-thumbnailer libjpeg-turbo-progs valgrind binutils)
 
 want=("${build_pkgs[@]}")
 case "$level" in
