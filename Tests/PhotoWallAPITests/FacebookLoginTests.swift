@@ -162,7 +162,7 @@ import PhotoWallCore
         let errors = Pipe()
         nobody.standardError = errors
         nobody.standardOutput = FileHandle.nullDevice
-        try nobody.run()
+        try launch(nobody)
         let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         nobody.waitUntilExit()
         #expect(nobody.terminationStatus == 1)

@@ -34,7 +34,7 @@ import PhotoWallTesting
         p.arguments = [dir + "/db.sqlite", "EXPLAIN QUERY PLAN SELECT objectId FROM \"c_WallImage\" WHERE json_extract(doc,'$.userFBId') IN ('a','b') ORDER BY createdAt DESC LIMIT 20"]
         let out = Pipe()
         p.standardOutput = out
-        try p.run()
+        try launch(p)
         p.waitUntilExit()
         let plan = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(plan.contains("i_WallImage_userFBId"), "\(plan)")

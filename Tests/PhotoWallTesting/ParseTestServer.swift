@@ -97,7 +97,7 @@ public final class ParseTestServer: @unchecked Sendable {
         let log = try FileHandle(forWritingTo: stderrLog)
         log.seekToEndOfFile()
         p.standardError = log
-        try p.run()
+        try launch(p)
         process = p
         stdinPipe = input
         // Read stdout until the listening line.

@@ -211,7 +211,7 @@ import Testing
             let out = Pipe()
             p.standardOutput = out
             p.standardError = FileHandle.nullDevice
-            try p.run()
+            try launch(p)
             let firstRun = await onThread { () -> String in
                 var text = ""
                 let handle = out.fileHandleForReading

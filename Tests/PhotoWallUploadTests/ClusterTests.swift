@@ -263,7 +263,7 @@ final class Cluster: @unchecked Sendable {
         p.executableURL = URL(fileURLWithPath: nginxBinary!)
         p.arguments = ["-c", path.path, "-p", dir.path]
         p.standardError = FileHandle.nullDevice
-        try p.run()
+        try launch(p)
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             if (try? TestHTTPClient(port: port, timeoutSeconds: 1)) != nil { return p }

@@ -33,7 +33,7 @@ final class MockFacebookProcess: @unchecked Sendable {
         process.standardOutput = out
         process.standardInput = stdin
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try launch(process)
         var text = ""
         let handle = out.fileHandleForReading
         let deadline = Date().addingTimeInterval(20)

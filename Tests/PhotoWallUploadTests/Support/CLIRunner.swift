@@ -54,7 +54,7 @@ struct CLIRunner {
         p.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
         let input = Pipe()
         p.standardInput = input
-        try p.run()
+        try launch(p)
         if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
         try input.fileHandleForWriting.close()
         p.waitUntilExit()
