@@ -21,7 +21,7 @@ SWIFT_LLD      = $(dir $(realpath $(shell command -v $(SWIFT))))ld.lld
 ORDER_FILE     = $(CURDIR)/scripts/photowall.order
 RELEASE_FLAGS  = -c release --static-swift-stdlib --toolset .build/lld-toolset.json -Xlinker -z -Xlinker pack-relative-relocs \
                  -Xswiftc -Xfrontend -Xswiftc -function-sections \
-                 -Xlinker --symbol-ordering-file=$(ORDER_FILE) -Xlinker --no-warn-symbol-ordering
+                 $(if $(wildcard $(ORDER_FILE)),-Xlinker --symbol-ordering-file=$(ORDER_FILE) -Xlinker --no-warn-symbol-ordering)
 PREFIX     ?= /usr/local
 
 # Suites that kill servers or cut connections mid-transfer: run on their own, after the rest, so that
@@ -62,11 +62,11 @@ build: deps
 ## a release build made with other flags is removed (built again whole), and a newer order file removes the binaries
 ## (linked again).
 release: deps .build/lld-toolset.json
-	@bin=$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path); \
-	if ! echo '$(RELEASE_FLAGS)' | cmp -s - "$$bin/.release-flags"; then rm -rf "$$bin"; fi; \
+	@bin=$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path) && [ -n "$$bin" ] || exit 1; \
+	if ! echo '$(RELEASE_FLAGS)' | cmp -s - "$$bin/.release-flags"; then \
+	  rm -rf "$$bin" && mkdir -p "$$bin" && echo '$(RELEASE_FLAGS)' > "$$bin/.release-flags" || exit 1; fi; \
 	for b in photowall photowall-thumbnail; do if [ "$(ORDER_FILE)" -nt "$$bin/$$b" ]; then rm -f "$$bin/$$b"; fi; done
 	$(SWIFT) build $(RELEASE_FLAGS)
-	@echo '$(RELEASE_FLAGS)' > "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/.release-flags"
 
 ## Regenerates scripts/photowall.order (the release binary's functions that ran under callgrind through the
 ## benchmarks' clients), then relinks with it.

@@ -256,8 +256,7 @@ def report(rows):
         mark = "" if met is None else (" ✓" if met else " ✗")
         print(f"{name:<64} {unit:>6} {a:11.1f} {bs:>11} {rs:>7}  {goal}{mark}")
     print("goals: GET ratio ≥ 0.4; query ≥ 5× 1,236 req/s with p99 ratio ≤ 5; upload ratio ≥ 0.9; peak RSS during upload < 32 MiB")
-    if UPLOAD:
-        print(bench_common.order_file_note(BIN))
+    print(bench_common.order_file_note(BIN))
 
 
 if __name__ == "__main__":

@@ -81,7 +81,9 @@ def baseline_note(binary, baseline):
 
 
 def stop(p, timeout=30):
-    """Closes the server's stdin (it stops gracefully) and waits."""
+    """Closes the server's stdin (it stops gracefully) and waits `timeout` seconds, or BENCH_STOP_SECONDS
+    (scripts/order_file.py: a server under valgrind stops slowly), before it kills it."""
+    timeout = float(os.environ.get("BENCH_STOP_SECONDS", timeout))
     p.stdin.close()
     try:
         p.wait(timeout=timeout)

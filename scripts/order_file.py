@@ -1,18 +1,19 @@
 #!/usr/bin/env python3
-"""Regenerates scripts/photowall.order: the release binary's functions that run, hottest first, for lld's
---symbol-ordering-file (`make release` links with it).
+"""Regenerates scripts/photowall.order: the release binary's functions that run (those of a server's start
+first, then those of its requests, each part hottest first), for lld's --symbol-ordering-file (`make release`
+links with it).
 
 Why: the kernel maps a binary's code 64 KiB at a time around each page it faults in (fault-around), so
 an idle server whose few thousand executed functions are spread over 17 MB of .text keeps about 11 MiB
 of it resident. Laid out together (every Swift function in its own section, -function-sections, then
-ordered by this file), the same functions fill a few MiB, and the request path's hot code shares pages
-and TLB entries.
+ordered by this file), the same functions fill under 5 MiB, and the request path's hot code shares pages.
 
 How: runs the release binary under valgrind's callgrind through the benchmarks' own clients, on small
 data (the API reads, a 16 MiB POST, the mixed load with sign-ups, comments, uploads and thumbnails, tus
-uploads through the CLI, feed pages) and the Parse REST client tests, then lists every function of the
-binary that ran, by its own instruction count (callgrind's self cost), hottest first. Functions a run
-missed are laid out after these, as before, so a stale file costs only memory, never correctness.
+uploads through the CLI, feed pages) and the Parse REST client tests, after a server that only starts and
+stops, then lists every function of the binary that ran, by its own instruction count (callgrind's self
+cost). Functions a run missed are laid out after these, as before, so a stale file costs only memory,
+never correctness.
 
 Usage: scripts/order_file.py [PHOTOWALL_BINARY]   (`make order-file`: builds, installs valgrind, runs this)
 """
@@ -29,6 +30,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, ".build", "release", "photowall"))
 OUT = os.path.join(ROOT, "scripts", "photowall.order")
 PY = os.path.join(ROOT, ".build", "venv", "bin", "python")
+STOP_SECONDS = 300       # a server under callgrind that is killed before it ends writes no profile
+WORKLOAD_SECONDS = 1800  # each workload took 1–4 minutes here
 
 # Each workload with the environment that keeps it small under callgrind (about 50× slower than native).
 WORKLOADS = [
@@ -104,36 +107,52 @@ def main():
         from bench_common import start_photowall, stop
         server, _ = start_photowall(wrapper, os.path.join(work, "idle"), "orderapp", "order-master")
         time.sleep(5)
-        stop(server, timeout=120)
+        stop(server, timeout=STOP_SECONDS)
         startup = self_costs([os.path.join(outs, p) for p in os.listdir(outs)], os.path.basename(plain))
+        if len(startup) < 500:
+            sys.exit(f"order_file.py: only {len(startup)} functions seen at start, the file is left as it was "
+                     f"(valgrind's log: {work}/valgrind.log)")
+        env_all = {**os.environ, "BENCH_STOP_SECONDS": str(STOP_SECONDS)}
         failed = []
         for args, env in WORKLOADS:
             print(f"order_file.py: {' '.join(args)} under callgrind…", flush=True)
-            r = subprocess.run([sys.executable, *args, wrapper], cwd=ROOT, env={**os.environ, **env},
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            if r.returncode != 0:
-                failed.append(f"{args[0]}: {r.stderr.strip()[-500:]}")
-        if os.path.exists(PY):
-            print("order_file.py: Tests/python/test_parse_rest.py under callgrind…", flush=True)
+            try:
+                r = subprocess.run([sys.executable, *args, wrapper], cwd=ROOT, env={**env_all, **env},
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=WORKLOAD_SECONDS)
+                if r.returncode != 0:
+                    failed.append(f"{args[0]}: {r.stderr.strip()[-500:]}")
+            except subprocess.TimeoutExpired:
+                failed.append(f"{args[0]}: still running after {WORKLOAD_SECONDS} s")
+        if not os.path.exists(PY):
+            sys.exit(f"order_file.py: {PY} not found (`make venv`, or `make order-file`, makes it)")
+        print("order_file.py: Tests/python/test_parse_rest.py under callgrind…", flush=True)
+        try:
             r = subprocess.run([PY, "-m", "pytest", "-q", "-x", "Tests/python/test_parse_rest.py"], cwd=ROOT,
-                               env={**os.environ, "PHOTOWALL_BIN": wrapper}, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True)
+                               env={**env_all, "PHOTOWALL_BIN": wrapper}, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, timeout=WORKLOAD_SECONDS)
             if r.returncode != 0:
                 failed.append(f"test_parse_rest.py: {r.stdout.strip()[-500:]}")
+        except subprocess.TimeoutExpired:
+            failed.append(f"test_parse_rest.py: still running after {WORKLOAD_SECONDS} s")
+        # A process killed before it ended wrote no profile: its functions would be missing.
+        lost = [p for p in os.listdir(outs) if os.path.getsize(os.path.join(outs, p)) == 0]
+        if lost:
+            failed.append(f"{len(lost)} process(es) under callgrind ended without a profile (killed?)")
         if failed:
             sys.exit("order_file.py: a workload failed, the file is left as it was:\n" + "\n".join(failed))
         paths = [os.path.join(outs, p) for p in os.listdir(outs)]
         cost = self_costs(paths, os.path.basename(plain))
-        if len(startup) < 500 or len(cost) < 1000:
-            sys.exit(f"order_file.py: only {len(startup)} and {len(cost)} functions seen, the file is left as it was")
+        if len(cost) < 1000:
+            sys.exit(f"order_file.py: only {len(cost)} functions seen, the file is left as it was")
         hottest = lambda items: sorted(items, key=lambda kv: (-kv[1], kv[0]))
         ordered = hottest(startup.items()) + hottest((n, c) for n, c in cost.items() if n not in startup)
-        with open(OUT, "w") as f:
+        with open(OUT + ".tmp", "w") as f:
             f.write("# lld --symbol-ordering-file for `make release`, generated by scripts/order_file.py (`make order-file`):\n"
                     f"# the {len(startup)} functions of photowall that ran while a server started and stopped, then the\n"
                     f"# {len(ordered) - len(startup)} more that ran under its workloads, each part hottest first.\n")
             for name, _ in ordered:
                 f.write(name + "\n")
+        os.replace(OUT + ".tmp", OUT)  # never a half-written list, should this run be stopped
         print(f"order_file.py: {len(ordered)} functions ({len(startup)} at start) from {len(paths)} processes "
               f"→ {os.path.relpath(OUT, ROOT)}")
     finally:
