@@ -110,8 +110,10 @@ def main():
         stop(server, timeout=STOP_SECONDS)
         startup = self_costs([os.path.join(outs, p) for p in os.listdir(outs)], os.path.basename(plain))
         if len(startup) < 500:
-            sys.exit(f"order_file.py: only {len(startup)} functions seen at start, the file is left as it was "
-                     f"(valgrind's log: {work}/valgrind.log)")
+            log_path = os.path.join(work, "valgrind.log")
+            log = open(log_path, errors="replace").read()[-2000:] if os.path.exists(log_path) else "(none)"
+            sys.exit(f"order_file.py: only {len(startup)} functions seen at start, the file is left as it was; "
+                     f"the end of valgrind's log:\n{log}")
         env_all = {**os.environ, "BENCH_STOP_SECONDS": str(STOP_SECONDS)}
         failed = []
         for args, env in WORKLOADS:
