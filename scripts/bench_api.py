@@ -42,6 +42,10 @@ READS = os.environ.get("BENCH_API_READS", "1") != "0"
 # The read goals (issue 14): GET one object ≥ 0.4× nginx; the 100-object query ≥ 5× the req/s main
 # had before the issue (1,236), with p99 ≤ 5× nginx's.
 QUERY_BASELINE_RPS = 1236
+# nginx served the same 78 KB page at 28,544 req/s in that run. The req/s goal assumes that machine's
+# speed; on a slower or faster day (nginx's rate moved 21k–40k between sessions), the ratio to nginx
+# divided by that run's ratio (1,236 / 28,544) tells how far the goal is met on the issue's terms.
+QUERY_BASELINE_NGINX_RPS = 28544
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_common  # noqa: E402
@@ -160,6 +164,10 @@ def main():
                 p99_goal = ("ratio ≤ 5", o[1] / t[1] <= 5)
             rows.append((f"{label} ({size} B)", "req/s", o[0], t[0], o[0] / t[0], rate_goal))
             rows.append((f"{label} p99", "ms", o[1], t[1], o[1] / t[1], p99_goal))
+            if static == "query.json":
+                gain = (o[0] / t[0]) / (QUERY_BASELINE_RPS / QUERY_BASELINE_NGINX_RPS)
+                rows.append((f"  req/s against nginx, × the issue's run ({QUERY_BASELINE_RPS:,} ÷ {QUERY_BASELINE_NGINX_RPS:,})", "×", gain, float("nan"), float("nan"),
+                             ("≥ 5× on the machine's speed of the day", gain >= 5)))
             # The servers' own CPU per request: steadier than req/s, which both share with wrk on the
             # same cores and which follow the machine's speed on the day (nginx's moved 90k–150k req/s).
             rows.append(("  server CPU per request", "µs", o[2], t[2], o[2] / t[2]))
@@ -255,7 +263,7 @@ def report(rows):
         rs = "—" if r != r else f"{r:7.2f}"
         mark = "" if met is None else (" ✓" if met else " ✗")
         print(f"{name:<64} {unit:>6} {a:11.1f} {bs:>11} {rs:>7}  {goal}{mark}")
-    print("goals: GET ratio ≥ 0.4; query ≥ 5× 1,236 req/s with p99 ratio ≤ 5; upload ratio ≥ 0.9; peak RSS during upload < 32 MiB")
+    print("goals: GET ratio ≥ 0.4; query ≥ 5× 1,236 req/s (or, on a machine of another speed, its ratio to nginx ≥ 5× the issue run's) with p99 ratio ≤ 5; upload ratio ≥ 0.9; peak RSS during upload < 32 MiB")
     print(bench_common.order_file_note(BIN))
 
 

@@ -154,17 +154,12 @@ import PhotoWallCore
                                  config: s.dataDir.appendingPathComponent("cli-\(UUID().uuidString.prefix(6))"))
         #expect(overridden.0 != 0)
         // A user the provider doesn't know: its page's words on one line, not its HTML.
-        let nobody = Process()
-        nobody.executableURL = URL(fileURLWithPath: TestPaths.binary)
-        nobody.arguments = ["login", "--facebook", "--as", "nobody"] + target
         let nobodyConfig = s.dataDir.appendingPathComponent("cli-\(UUID().uuidString.prefix(6))").path
-        nobody.environment = ["XDG_CONFIG_HOME": nobodyConfig, "XDG_CACHE_HOME": nobodyConfig, "HOME": nobodyConfig]
         let errors = Pipe()
-        nobody.standardError = errors
-        nobody.standardOutput = FileHandle.nullDevice
-        try launch(nobody)
+        let nobody = try Child(TestPaths.binary, ["login", "--facebook", "--as", "nobody"] + target,
+                               environment: ["XDG_CONFIG_HOME": nobodyConfig, "XDG_CACHE_HOME": nobodyConfig, "HOME": nobodyConfig],
+                               stdin: .null, stdout: .null, stderr: .pipe(errors))
         let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        nobody.waitUntilExit()
         #expect(nobody.terminationStatus == 1)
         #expect(stderr == "photowall login: the Facebook dialog refused to log in as \"nobody\" (No fixture user \"nobody\".): "
                 + "give --as a user id or name the provider knows (the mock's are in Samples/facebook/users.json)\n")

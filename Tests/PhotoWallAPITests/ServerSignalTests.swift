@@ -36,7 +36,7 @@ import Glibc
         return out
     }
 
-    /// Gone, or a zombie not yet reaped by Foundation's `Process`.
+    /// Gone, or a zombie not yet reaped by its `Child`.
     static func hasExited(_ pid: Int32) -> Bool {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8) else { return true }
         // "pid (comm) S …": the state follows the last ')'.

@@ -29,14 +29,7 @@ import PhotoWallTesting
     @Test func usesExpressionIndexForInQueries() throws {
         try db.ensureClass("WallImage", fields: ["userFBId": .string], indexedFields: ["userFBId"], uniqueFields: [])
         // EXPLAIN QUERY PLAN through the sqlite3 shell on the same file.
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/sqlite3")
-        p.arguments = [dir + "/db.sqlite", "EXPLAIN QUERY PLAN SELECT objectId FROM \"c_WallImage\" WHERE json_extract(doc,'$.userFBId') IN ('a','b') ORDER BY createdAt DESC LIMIT 20"]
-        let out = Pipe()
-        p.standardOutput = out
-        try launch(p)
-        p.waitUntilExit()
-        let plan = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let plan = try runProcess("/usr/bin/sqlite3", [dir + "/db.sqlite", "EXPLAIN QUERY PLAN SELECT objectId FROM \"c_WallImage\" WHERE json_extract(doc,'$.userFBId') IN ('a','b') ORDER BY createdAt DESC LIMIT 20"]).output
         #expect(plan.contains("i_WallImage_userFBId"), "\(plan)")
     }
 

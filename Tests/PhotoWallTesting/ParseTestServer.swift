@@ -46,7 +46,7 @@ public final class ParseTestServer: @unchecked Sendable {
     public let masterKey = "test-master-key"
     public let extraArgs: [String]
     public private(set) var port = 0
-    private var process: Process?
+    private var process: Child?
     private var stdinPipe: Pipe?
     public let stderrLog: URL
     /// Whether the data folder is this server's own (removed at the end) or shared with others.
@@ -81,9 +81,7 @@ public final class ParseTestServer: @unchecked Sendable {
         guard FileManager.default.isExecutableFile(atPath: TestPaths.binary) else {
             throw TestServerError(description: "photowall binary not found at \(TestPaths.binary); run `swift build` first")
         }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: TestPaths.binary)
-        p.arguments = ["serve", "--port", "\(requestedPort)", "--data-dir", dataDir.path, "--app-id", appId, "--master-key", masterKey,
+        let arguments = ["serve", "--port", "\(requestedPort)", "--data-dir", dataDir.path, "--app-id", appId, "--master-key", masterKey,
                        "--stop-on-stdin-eof",
                        // Info: a line per request, which `TestServerLogs` shows when a test's receive times out.
                        "--log-level", "info",
@@ -91,13 +89,10 @@ public final class ParseTestServer: @unchecked Sendable {
                        // the per-address cap passes its own value in `extraArgs` (the later option wins).
                        "--max-connections-per-ip", "0"] + extraArgs
         let out = Pipe(), input = Pipe()
-        p.standardOutput = out
-        p.standardInput = input
         if !FileManager.default.fileExists(atPath: stderrLog.path) { _ = FileManager.default.createFile(atPath: stderrLog.path, contents: nil) }
         let log = try FileHandle(forWritingTo: stderrLog)
         log.seekToEndOfFile()
-        p.standardError = log
-        try launch(p)
+        let p = try Child(TestPaths.binary, arguments, stdin: .pipe(input), stdout: .pipe(out), stderr: .file(log))
         process = p
         stdinPipe = input
         // Read stdout until the listening line.
@@ -126,14 +121,10 @@ public final class ParseTestServer: @unchecked Sendable {
     public func kill(_ signal: Int32 = SIGKILL) {
         guard let p = process else { return }
         TestServerLogs.unregister(port: port)
-        Foundation.kill(p.processIdentifier, signal)
-        if signal != SIGKILL {
-            let deadline = Date().addingTimeInterval(30)
-            while p.isRunning && Date() < deadline { usleep(20_000) }
-            if p.isRunning {
-                FileHandle.standardError.write(Data("ParseTestServer: pid \(p.processIdentifier) ignored signal \(signal) for 30 s; killing it\n".utf8))
-                Foundation.kill(p.processIdentifier, SIGKILL)
-            }
+        p.signal(signal)
+        if signal != SIGKILL, !p.waitUntilExit(timeout: 30) {
+            FileHandle.standardError.write(Data("ParseTestServer: pid \(p.processIdentifier) ignored signal \(signal) for 30 s; killing it\n".utf8))
+            p.signal(SIGKILL)
         }
         p.waitUntilExit()
         process = nil

@@ -40,20 +40,9 @@ public enum TestDatabase {
     }
 
     static func run(_ tool: String, _ args: [String]) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: tool)
-        p.arguments = args
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try launch(p)
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        let errors = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else {
-            throw TestServerError(description: "\(tool) failed (\(p.terminationStatus)): \(String(decoding: errors, as: UTF8.self))")
-        }
-        return String(decoding: data, as: UTF8.self)
+        let r = try runProcess(tool, args)
+        guard r.status == 0 else { throw TestServerError(description: "\(tool) failed (\(r.status)): \(r.errors)") }
+        return r.output
     }
 
     /// `admin` with its database path replaced by `database`.

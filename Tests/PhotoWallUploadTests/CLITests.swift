@@ -207,11 +207,8 @@ import Testing
             // PATCHes are in flight (`UploadRun.pipelineDepth`), so a fourth chunk's bytes go out only after the
             // first one was answered: past three chunks, the server has committed at least one.
             let confirmedAfter = 3 * 64 * 1024
-            let p = cli.makeProcess(args, env: [:])
             let out = Pipe()
-            p.standardOutput = out
-            p.standardError = FileHandle.nullDevice
-            try launch(p)
+            let p = try cli.start(args, stdout: .pipe(out), stderr: .null)
             let firstRun = await onThread { () -> String in
                 var text = ""
                 let handle = out.fileHandleForReading
@@ -222,7 +219,7 @@ import Testing
                     text += String(decoding: chunk, as: UTF8.self)
                     let sent = text.matches(of: /"sentBytes":(\d+)/).compactMap { Int($0.1) }.max() ?? 0
                     if !interrupted, sent > confirmedAfter {
-                        kill(p.processIdentifier, SIGINT)
+                        p.signal(SIGINT)
                         interrupted = true
                     }
                 }

@@ -184,7 +184,7 @@ final class Cluster: @unchecked Sendable {
     let a: ParseTestServer
     let b: ParseTestServer
     let databaseArguments: [String]
-    let nginx: Process
+    let nginx: Child
     let port: Int
     var publicURL: String { "http://127.0.0.1:\(port)/parse" }
 
@@ -219,7 +219,7 @@ final class Cluster: @unchecked Sendable {
         try? FileManager.default.removeItem(at: shared)
     }
 
-    static func startNginx(port: Int, upstreams: [Int], dir: URL) throws -> Process {
+    static func startNginx(port: Int, upstreams: [Int], dir: URL) throws -> Child {
         try FileManager.default.createDirectory(at: dir.appendingPathComponent("tmp"), withIntermediateDirectories: true)
         let servers = upstreams.map { "    server 127.0.0.1:\($0) max_fails=1 fail_timeout=10s;" }.joined(separator: "\n")
         // The README's deployment config: streams bodies both ways (tus chunks reach the instance as
@@ -259,11 +259,7 @@ final class Cluster: @unchecked Sendable {
             """
         let path = dir.appendingPathComponent("nginx.conf")
         try conf.write(to: path, atomically: true, encoding: .utf8)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: nginxBinary!)
-        p.arguments = ["-c", path.path, "-p", dir.path]
-        p.standardError = FileHandle.nullDevice
-        try launch(p)
+        let p = try Child(nginxBinary!, ["-c", path.path, "-p", dir.path], stderr: .null)
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             if (try? TestHTTPClient(port: port, timeoutSeconds: 1)) != nil { return p }

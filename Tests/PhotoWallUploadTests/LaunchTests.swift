@@ -1,26 +1,27 @@
 import Foundation
 import PhotoWallTesting
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// `launch`, the one way the tests start a process: a child that ended is seen as ended, whatever
-/// other threads start meanwhile.
+/// `Child`, the one way the tests start a process: whatever other threads start meanwhile, a child's
+/// output ends when it ends, and its end is seen.
 @Suite struct LaunchTests {
-    /// While another thread starts long-lived processes (as parallel tests start servers), 300 short
-    /// ones are started and waited for, one after another. Foundation must see each end (its
-    /// `terminationHandler` runs when it does, as `waitUntilExit()` returns). With `Process.run()`
-    /// called from both threads at once, about one in 300 was seen only when the long-lived process
-    /// that had inherited its socket ended (every run of this test failed that way).
-    @Test func aChildThatEndedIsSeenWhileOtherThreadsStartProcesses() throws {
+    /// While another thread starts long-lived processes (as parallel tests start servers), 300 short ones
+    /// are started one after another, each writing one line into a pipe made just before (as `runProcess`
+    /// does). Each pipe must reach its end, and each end must be seen, within 15 s; a pipe or socket
+    /// inherited by a long-lived process would hold either open for its 60 s.
+    ///
+    /// With Foundation's `Process` (and its `run()` called one at a time), a pipe made while the other
+    /// thread's `run()` ran was inherited by its `sleep`; that failed this test in every run.
+    @Test func aChildsOutputAndEndAreSeenWhileOtherThreadsStartProcesses() throws {
         let sleepers = Sleepers()
         let starter = Thread {
             for _ in 0..<400 where !sleepers.stopping {
-                let p = Process()
-                p.executableURL = URL(fileURLWithPath: "/bin/sleep")
-                p.arguments = ["60"]
                 let ended = sleepers.ended
                 ended.enter()
-                p.terminationHandler = { _ in ended.leave() }
-                guard (try? launch(p)) != nil else { ended.leave(); break }
+                guard let p = try? Child("/bin/sleep", ["60"], onExit: { _ in ended.leave() }) else { ended.leave(); break }
                 sleepers.add(p)
             }
             sleepers.starterEnded.signal()
@@ -28,41 +29,69 @@ import Testing
         starter.start()
         defer { sleepers.stopAll() }
         for i in 0..<300 {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/bin/true")
-            let ended = DispatchSemaphore(value: 0)
-            p.terminationHandler = { _ in ended.signal() }
-            try launch(p)
-            // Far beyond a spawn of /bin/true; a missed end lasts as long as a sleeper (60 s).
-            let seen = ended.wait(timeout: .now() + 15) == .success
-            #expect(seen, "the end of run \(i) was not seen after 15 s")
-            if !seen { break }
+            let out = Pipe()
+            let p = try Child("/bin/echo", ["run \(i)"], stdout: .pipe(out))
+            // Far beyond a spawn of /bin/echo; an inherited pipe stays open as long as a sleeper (60 s).
+            let output = readToEnd(out.fileHandleForReading.fileDescriptor, seconds: 15)
+            #expect(output == "run \(i)\n", "the output of run \(i) did not end within 15 s")
+            let ended = p.waitUntilExit(timeout: 15)
+            #expect(ended, "the end of run \(i) was not seen after 15 s")
+            if output != "run \(i)\n" || !ended { break }
             #expect(p.terminationStatus == 0)
         }
     }
+
+    /// `terminationStatus` is the exit code, or the signal that ended the child; a signal after the end
+    /// is not sent; a missing executable is an error naming it.
+    @Test func statusSignalsAndErrors() throws {
+        #expect(try Child("/bin/sh", ["-c", "exit 3"]).terminationStatus == 3)
+        let sleeper = try Child("/bin/sleep", ["60"])
+        #expect(sleeper.isRunning)
+        sleeper.terminate()
+        #expect(sleeper.terminationStatus == SIGTERM)
+        #expect(!sleeper.isRunning)
+        sleeper.signal(SIGKILL)
+        #expect(throws: TestServerError.self) { try Child("/nonexistent/photowall-test") }
+        let r = try runProcess("/bin/sh", ["-c", "echo out; echo err >&2; exit 4"])
+        #expect(r.status == 4 && r.output == "out\n" && r.errors == "err\n")
+    }
 }
 
-/// The long-lived processes of `LaunchTests`, kept alive (Foundation refers to each unretained until it
-/// ends) and ended at the test's end.
+/// Reads `fd` until its end, for at most `seconds` in all. - Returns: the text read, or nil if the end
+/// did not come in time.
+private func readToEnd(_ fd: Int32, seconds: Double) -> String? {
+    let deadline = Date().addingTimeInterval(seconds)
+    var bytes: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let left = deadline.timeIntervalSinceNow
+        guard left > 0 else { return nil }
+        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        guard poll(&pfd, 1, Int32(left * 1000) + 1) > 0 else { continue }
+        let n = read(fd, &buffer, buffer.count)
+        if n <= 0 { return String(decoding: bytes, as: UTF8.self) }
+        bytes += buffer[0..<n]
+    }
+}
+
+/// The long-lived processes of `LaunchTests`, ended at the test's end.
 private final class Sleepers: @unchecked Sendable {
     // @unchecked Sendable: `processes` and `stop` are only touched under `lock`.
     private let lock = NSLock()
-    private var processes: [Process] = []
+    private var processes: [Child] = []
     private var stop = false
     let starterEnded = DispatchSemaphore(value: 0)
-    /// Entered before each start, left by its termination handler.
+    /// Entered before each start, left when its end was seen.
     let ended = DispatchGroup()
 
     var stopping: Bool { lock.withLock { stop } }
-    func add(_ p: Process) { lock.withLock { processes.append(p) } }
+    func add(_ p: Child) { lock.withLock { processes.append(p) } }
 
     /// Stops the starting thread, then ends every process it started and waits until each end is seen.
     func stopAll() {
         lock.withLock { stop = true }
         starterEnded.wait()
-        let all = lock.withLock { processes }
-        // SIGKILL: a child may inherit a blocked SIGTERM from the thread that spawned it.
-        for p in all where p.isRunning { kill(p.processIdentifier, SIGKILL) }
+        for p in lock.withLock({ processes }) { p.signal(SIGKILL) }
         _ = ended.wait(timeout: .now() + 90)
     }
 }

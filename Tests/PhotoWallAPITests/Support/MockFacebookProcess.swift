@@ -7,11 +7,12 @@ import PhotoWallCore
 
 /// A real `photowall mock-facebook` process on a random loopback port with the committed fixture.
 final class MockFacebookProcess: @unchecked Sendable {
-    // @unchecked Sendable: `process` and `stdin` are set once in init and only read afterwards.
+    // @unchecked Sendable: `baseURL` and `process` are set once in init and only read afterwards.
     let appId = "1234567890123456"
     let appSecret = "test-app-secret"
     private(set) var baseURL = ""
-    private let process = Process()
+    private var process: Child?
+    /// Its write end stays open here: the provider stops when it closes (`--stop-on-stdin-eof`).
     private let stdin = Pipe()
 
     /// Users and friendships of `Samples/facebook/users.json`.
@@ -24,16 +25,12 @@ final class MockFacebookProcess: @unchecked Sendable {
     }()
 
     init() throws {
-        process.executableURL = URL(fileURLWithPath: TestPaths.binary)
-        process.arguments = ["mock-facebook", "--port", "0", "--app-id", appId, "--app-secret", appSecret,
-                             "--stop-on-stdin-eof", "--log-level", "warning",
-                             // Native clients (the CLI) call /me without the secret; a proof that is sent is still checked.
-                             "--no-appsecret-proof"]
         let out = Pipe()
-        process.standardOutput = out
-        process.standardInput = stdin
-        process.standardError = FileHandle.nullDevice
-        try launch(process)
+        process = try Child(TestPaths.binary, ["mock-facebook", "--port", "0", "--app-id", appId, "--app-secret", appSecret,
+                                               "--stop-on-stdin-eof", "--log-level", "warning",
+                                               // Native clients (the CLI) call /me without the secret; a proof that is sent is still checked.
+                                               "--no-appsecret-proof"],
+                            stdin: .pipe(stdin), stdout: .pipe(out), stderr: .null)
         var text = ""
         let handle = out.fileHandleForReading
         let deadline = Date().addingTimeInterval(20)
@@ -51,8 +48,8 @@ final class MockFacebookProcess: @unchecked Sendable {
     }
 
     deinit {
-        process.terminate()
-        process.waitUntilExit()
+        process?.terminate()
+        process?.waitUntilExit()
     }
 
     /// The Graph base URL the server is pointed at.
