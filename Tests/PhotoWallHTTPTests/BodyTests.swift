@@ -175,9 +175,9 @@ struct BodyTests {
             ftruncate(fd, 2 << 20)
             close(fd)
             try withServer(uploadRouter(directory: directory, maxBodyBytes: 1 << 20, probe: probe)) { _, port, log in
-                let output = try runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}",
+                let output = try runProcess("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "60",
                                                               "-H", "Expect: 100-continue", "-T", bodyFile,
-                                                              "http://127.0.0.1:\(port)/upload/x.bin"])
+                                                              "http://127.0.0.1:\(port)/upload/x.bin"]).output
                 #expect(output == "413")
                 #expect(probe.opened.value == 0)
                 #expect(log.wait(forCount: 1).map(\.bodyBytes) == [0])
@@ -372,33 +372,4 @@ struct BodyTests {
             #expect(probe.handlers.withLock { $0.count } == 5)
         }
     }
-}
-
-/// Runs a program and returns its standard output (stderr is discarded).
-func runProcess(_ path: String, _ arguments: [String]) throws -> String {
-    var pipeFDs: [Int32] = [0, 0]
-    guard pipe(&pipeFDs) == 0 else { throw TestHTTPClientError("pipe failed", systemError: errno) }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_adddup2(&actions, pipeFDs[1], 1)
-    posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    posix_spawn_file_actions_addclose(&actions, pipeFDs[0])
-    let argv = ([path] + arguments).map { strdup($0) } + [nil]
-    defer { argv.forEach { free($0) } }
-    var pid = pid_t()
-    let rc = posix_spawn(&pid, path, &actions, nil, argv, environ)
-    close(pipeFDs[1])
-    defer { close(pipeFDs[0]) }
-    guard rc == 0 else { throw TestHTTPClientError("posix_spawn failed", systemError: rc) }
-    var output: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 4096)
-    while true {
-        let n = read(pipeFDs[0], &buffer, buffer.count)
-        if n <= 0 { break }
-        output += buffer[..<n]
-    }
-    var status: Int32 = 0
-    waitpid(pid, &status, 0)
-    return String(decoding: output, as: UTF8.self)
 }

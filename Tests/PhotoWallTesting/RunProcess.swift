@@ -31,7 +31,8 @@ public final class Child: Sendable {
         /// The pipe's write end (stdout, stderr) or read end (stdin). The test process's copy of that end
         /// is closed once the child has it, so the other end sees the child's end of the stream.
         case pipe(Pipe)
-        /// The handle's descriptor (a file opened for writing, say); the handle stays open here.
+        /// The handle's descriptor (a file opened for writing, say; `FileHandle.nullDevice` is `/dev/null`);
+        /// the handle stays open here.
         case file(FileHandle)
     }
 
@@ -50,8 +51,9 @@ public final class Child: Sendable {
     /// - Parameters:
     ///   - environment: the child's whole environment; nil: the test process's.
     ///   - onExit: called on the waiting thread with `terminationStatus` when the child has ended, before
-    ///     `waitUntilExit()` returns.
-    /// - Throws: `TestServerError` naming the executable and `errno`'s text when it cannot be started.
+    ///     `waitUntilExit()` returns (so it must not wait for this child itself).
+    /// - Throws: `TestServerError` naming the executable and `errno`'s text when it cannot be started (a
+    ///   missing executable, say).
     public init(_ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil,
                 stdin: Stream = .inherit, stdout: Stream = .inherit, stderr: Stream = .inherit,
                 onExit: (@Sendable (Int32) -> Void)? = nil) throws {
@@ -89,7 +91,8 @@ public final class Child: Sendable {
         case .inherit: CTESTSPAWN_INHERIT
         case .null: CTESTSPAWN_NULL
         case .pipe(let p): reading ? p.fileHandleForReading.fileDescriptor : p.fileHandleForWriting.fileDescriptor
-        case .file(let h): h.fileDescriptor
+        // Foundation's null device has no descriptor (-1 on Linux), which the C side refuses (EBADF).
+        case .file(let h): h === FileHandle.nullDevice ? CTESTSPAWN_NULL : h.fileDescriptor
         }
     }
 
@@ -100,9 +103,11 @@ public final class Child: Sendable {
         while waitid(P_PID, id_t(processIdentifier), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR {}
         state.withLock { s in
             var status: Int32 = 0
-            while waitpid(processIdentifier, &status, 0) == -1 && errno == EINTR {}
-            // <sys/wait.h>'s macros, which Swift does not import.
-            s.status = status & 0x7f == 0 ? (status >> 8) & 0xff : status & 0x7f
+            var rc: pid_t
+            repeat { rc = waitpid(processIdentifier, &status, 0) } while rc == -1 && errno == EINTR
+            // -1: the end could not be read (reaped elsewhere), which no test should take for a success.
+            // Else <sys/wait.h>'s macros, which Swift does not import.
+            s.status = rc == -1 ? -1 : status & 0x7f == 0 ? (status >> 8) & 0xff : status & 0x7f
         }
     }
 
@@ -115,8 +120,8 @@ public final class Child: Sendable {
     /// Waits for the end at most `seconds`. - Returns: whether it ended (and `onExit` ran) in time.
     public func waitUntilExit(timeout seconds: Double) -> Bool { ended.wait(timeout: .now() + seconds) == .success }
 
-    /// The exit code, or the number of the signal that ended the child (Foundation's meaning); waits for
-    /// the end first.
+    /// The exit code, or the number of the signal that ended the child (Foundation's meaning), or -1 when
+    /// its end could not be read; waits for the end first.
     public var terminationStatus: Int32 {
         if let status = state.withLock({ $0.status }) { return status }
         waitUntilExit()
@@ -148,7 +153,10 @@ public func runProcess(_ executable: String, _ arguments: [String], environment:
     let env = environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
     let out = Pipe(), err = Pipe()
     let child = try Child(executable, arguments, environment: env, stdin: .null, stdout: .pipe(out), stderr: .pipe(err))
-    let (output, errors) = readToEnd(out.fileHandleForReading.fileDescriptor, err.fileHandleForReading.fileDescriptor)
+    // The pipes outlive the reading of their descriptors.
+    let (output, errors) = withExtendedLifetime((out, err)) {
+        readToEnd(out.fileHandleForReading.fileDescriptor, err.fileHandleForReading.fileDescriptor)
+    }
     return CommandResult(status: child.terminationStatus, output: String(decoding: output, as: UTF8.self),
                          errors: String(decoding: errors, as: UTF8.self))
 }

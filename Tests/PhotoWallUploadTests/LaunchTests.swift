@@ -32,13 +32,30 @@ import Glibc
             let out = Pipe()
             let p = try Child("/bin/echo", ["run \(i)"], stdout: .pipe(out))
             // Far beyond a spawn of /bin/echo; an inherited pipe stays open as long as a sleeper (60 s).
-            let output = readToEnd(out.fileHandleForReading.fileDescriptor, seconds: 15)
+            let output = withExtendedLifetime(out) { readToEnd(out.fileHandleForReading.fileDescriptor, seconds: 15) }
             #expect(output == "run \(i)\n", "the output of run \(i) did not end within 15 s")
             let ended = p.waitUntilExit(timeout: 15)
             #expect(ended, "the end of run \(i) was not seen after 15 s")
             if output != "run \(i)\n" || !ended { break }
             #expect(p.terminationStatus == 0)
         }
+    }
+
+    /// Each stream is what its descriptor is when the child starts, even one of this process's own 0-2
+    /// that another stream of the child replaces: stderr given this process's stdout, with stdout into a
+    /// pipe, does not follow stdout into the pipe. `FileHandle.nullDevice` (which has no descriptor) is
+    /// `/dev/null`, not this process's own stream.
+    @Test func streamsAreTheDescriptorsTheyWereGiven() throws {
+        let out = Pipe()
+        let p = try Child("/bin/sh", ["-c", "echo out; echo LaunchTests: this line goes to the stdout of the test run >&2"],
+                          stdout: .pipe(out), stderr: .file(FileHandle.standardOutput))
+        #expect(String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "out\n")
+        #expect(p.terminationStatus == 0)
+        let quiet = Pipe()
+        let q = try Child("/bin/sh", ["-c", "echo out; echo err >&2"], stdin: .file(.nullDevice), stdout: .file(.nullDevice),
+                          stderr: .pipe(quiet))
+        #expect(String(decoding: quiet.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) == "err\n")
+        #expect(q.terminationStatus == 0)
     }
 
     /// `terminationStatus` is the exit code, or the signal that ended the child; a signal after the end

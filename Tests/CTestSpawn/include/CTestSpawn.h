@@ -16,12 +16,13 @@
 
 /**
  * Starts `path` with `argv` (NULL-terminated, argv[0] included) and `envp` (NULL-terminated; NULL: this
- * process's environment). Descriptors 0, 1 and 2 of the child are `stdin_fd`, `stdout_fd` and `stderr_fd`
- * (or one of the two values above); every other descriptor is closed in the child, whatever its
- * close-on-exec flag and whichever thread opened it. The child starts with no blocked signals and the
- * default action for the usual termination and pipe signals (an ignored SIGPIPE or a blocked SIGTERM of
- * the spawning thread is not passed on).
- * Returns 0 and sets `*pid`, or an errno value (e.g. ENOENT for a missing executable).
+ * process's environment). Descriptors 0, 1 and 2 of the child are what `stdin_fd`, `stdout_fd` and
+ * `stderr_fd` are here when it is called (any descriptor, 0-2 included, or one of the two values above);
+ * every other descriptor is closed in the child, whatever its close-on-exec flag and whichever thread
+ * opened it. The child starts with no blocked signals and every signal's default action (an ignored
+ * SIGPIPE or a blocked SIGTERM of the spawning thread is not passed on).
+ * Returns 0 and sets `*pid`, or an errno value: EBADF for another negative descriptor (a closed handle's
+ * -1), ENOENT for a missing executable, ...
  */
 int ctestspawn_spawn(const char *path, char *const argv[], char *const envp[],
                      int stdin_fd, int stdout_fd, int stderr_fd, pid_t *pid);
