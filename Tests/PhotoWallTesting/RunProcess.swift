@@ -154,25 +154,34 @@ public func runProcess(_ executable: String, _ arguments: [String], environment:
     let out = Pipe(), err = Pipe()
     let child = try Child(executable, arguments, environment: env, stdin: .null, stdout: .pipe(out), stderr: .pipe(err))
     // The pipes outlive the reading of their descriptors.
-    let (output, errors) = withExtendedLifetime((out, err)) {
-        readToEnd(out.fileHandleForReading.fileDescriptor, err.fileHandleForReading.fileDescriptor)
+    let read = withExtendedLifetime((out, err)) {
+        readToEnd([out.fileHandleForReading.fileDescriptor, err.fileHandleForReading.fileDescriptor]) ?? [[], []]
     }
-    return CommandResult(status: child.terminationStatus, output: String(decoding: output, as: UTF8.self),
-                         errors: String(decoding: errors, as: UTF8.self))
+    return CommandResult(status: child.terminationStatus, output: String(decoding: read[0], as: UTF8.self),
+                         errors: String(decoding: read[1], as: UTF8.self))
 }
 
-/// Reads two descriptors to their ends at once (`poll`), on the calling thread, so that neither pipe
-/// can fill up and stop the writer while the other is read.
-private func readToEnd(_ first: Int32, _ second: Int32) -> ([UInt8], [UInt8]) {
-    var fds = [pollfd(fd: first, events: Int16(POLLIN), revents: 0), pollfd(fd: second, events: Int16(POLLIN), revents: 0)]
-    var bytes: [[UInt8]] = [[], []]
+/// Reads `fds` to their ends at once (`poll`), on the calling thread, so that no pipe can fill up and
+/// stop its writer while another is read.
+/// - Parameter seconds: at most this long in all; nil: until the ends.
+/// - Returns: each descriptor's bytes, in order; nil when `seconds` ran out first.
+public func readToEnd(_ fds: [Int32], seconds: Double? = nil) -> [[UInt8]]? {
+    let deadline = seconds.map { Date().addingTimeInterval($0) }
+    var polled = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+    var bytes = [[UInt8]](repeating: [], count: fds.count)
     var buffer = [UInt8](repeating: 0, count: 65536)
-    while fds.contains(where: { $0.fd >= 0 }) {
-        guard poll(&fds, 2, -1) >= 0 || errno == EINTR else { break }
-        for i in 0..<2 where fds[i].fd >= 0 && fds[i].revents != 0 {
-            let n = read(fds[i].fd, &buffer, buffer.count)
-            if n > 0 { bytes[i] += buffer[0..<n] } else if n == 0 || errno != EINTR { fds[i].fd = -1 }
+    while polled.contains(where: { $0.fd >= 0 }) {
+        var wait: Int32 = -1
+        if let deadline {
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else { return nil }
+            wait = Int32(left * 1000) + 1
+        }
+        guard poll(&polled, nfds_t(polled.count), wait) >= 0 || errno == EINTR else { break }
+        for i in polled.indices where polled[i].fd >= 0 && polled[i].revents != 0 {
+            let n = read(polled[i].fd, &buffer, buffer.count)
+            if n > 0 { bytes[i] += buffer[0..<n] } else if n == 0 || errno != EINTR { polled[i].fd = -1 }
         }
     }
-    return (bytes[0], bytes[1])
+    return bytes
 }

@@ -32,7 +32,9 @@ import Glibc
             let out = Pipe()
             let p = try Child("/bin/echo", ["run \(i)"], stdout: .pipe(out))
             // Far beyond a spawn of /bin/echo; an inherited pipe stays open as long as a sleeper (60 s).
-            let output = withExtendedLifetime(out) { readToEnd(out.fileHandleForReading.fileDescriptor, seconds: 15) }
+            let output = withExtendedLifetime(out) {
+                readToEnd([out.fileHandleForReading.fileDescriptor], seconds: 15).map { String(decoding: $0[0], as: UTF8.self) }
+            }
             #expect(output == "run \(i)\n", "the output of run \(i) did not end within 15 s")
             let ended = p.waitUntilExit(timeout: 15)
             #expect(ended, "the end of run \(i) was not seen after 15 s")
@@ -71,23 +73,6 @@ import Glibc
         #expect(throws: TestServerError.self) { try Child("/nonexistent/photowall-test") }
         let r = try runProcess("/bin/sh", ["-c", "echo out; echo err >&2; exit 4"])
         #expect(r.status == 4 && r.output == "out\n" && r.errors == "err\n")
-    }
-}
-
-/// Reads `fd` until its end, for at most `seconds` in all. - Returns: the text read, or nil if the end
-/// did not come in time.
-private func readToEnd(_ fd: Int32, seconds: Double) -> String? {
-    let deadline = Date().addingTimeInterval(seconds)
-    var bytes: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 4096)
-    while true {
-        let left = deadline.timeIntervalSinceNow
-        guard left > 0 else { return nil }
-        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-        guard poll(&pfd, 1, Int32(left * 1000) + 1) > 0 else { continue }
-        let n = read(fd, &buffer, buffer.count)
-        if n <= 0 { return String(decoding: bytes, as: UTF8.self) }
-        bytes += buffer[0..<n]
     }
 }
 
