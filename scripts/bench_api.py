@@ -5,7 +5,9 @@
   JSON file of the same bytes (req/s and p99 latency, and their ratio), and each server's CPU time per
   request (steadier than req/s between runs; wrk's own share of the cores is not in it).
 - A 256 MiB file POST to /parse/files (streamed, fsynced) beside nginx accepting the same body
-  with WebDAV PUT into a file (MB/s ratio), and PhotoWall's peak RSS during the upload.
+  with WebDAV PUT into a file (MB/s ratio), and PhotoWall's peak RSS during the upload. Every timed
+  write starts after a `sync(2)`, so none pays for what the one before left dirty (the generated body,
+  nginx's unsynced file).
 
 Usage: bench_api.py PHOTOWALL_BINARY [BASELINE_BINARY]   (needs wrk, nginx, curl; `make bench` installs them)
 
@@ -201,6 +203,7 @@ def main():
         idle, idle_anon = vm_status(pw.pid, "VmRSS"), vm_status(pw.pid, "RssAnon")
         disk = []  # the disk's ceiling for a body acknowledged once durable (written + fdatasync), per round
         for i in range(ROUNDS):
+            os.sync()  # every timed write starts on a clean disk: none pays for the writeback the one before left
             stop_event, peak = threading.Event(), []
             t = threading.Thread(target=rss_sampler, args=(pw.pid, stop_event, peak))
             t.start()
@@ -212,14 +215,17 @@ def main():
             ours.append(mbs)
             peaks.append(peak[0])
             if upbase:
+                os.sync()
                 code, mbs = upload(f"http://127.0.0.1:{upbase[1]}/parse/files/big{i}.bin", blob,
                                    [f"X-Parse-Application-Id: {APP}", f"X-Parse-Master-Key: {MASTER}", "Content-Type: application/octet-stream"])
                 assert code == "201", code
                 baseline_posts.append(mbs)
+            os.sync()
             code, mbs = upload(f"http://127.0.0.1:{nport}/upload/big{i}.bin", blob, ["Content-Type: application/octet-stream"], "PUT")
             assert code in ("201", "204"), code
             theirs.append(mbs)
             os.remove(os.path.join(work, "ng", "www", "upload", f"big{i}.bin"))
+            os.sync()
             disk.append(durable_write_mbs(work, UPLOAD_MB << 20))
         o, t = statistics.median(ours), statistics.median(theirs)
         rows.append((f"POST {UPLOAD_MB} MiB file (PhotoWall fsyncs; nginx not)", "MB/s", o, t, o / t, ("ratio ≥ 0.9", o / t >= 0.9)))

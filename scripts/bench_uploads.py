@@ -8,7 +8,9 @@
   and its hashing ceiling: the SHA passes the case makes over every byte (client checksum, server
   check, server's file digest), all at once on the machine's cores, with nothing else to do.
   The client's time runs from its `start` event to its `uploaded` event (so login and process
-  start are not counted). Rounds are taken in turn so disk drift hits both.
+  start are not counted). Rounds are taken in turn so disk drift hits both. Every timed run starts
+  after a `sync(2)`, so none of them pays for writing back what the one before left dirty (the
+  generated file, nginx's unsynced PUT).
 - The server's peak RSS (VmRSS sampled every 20 ms, and VmHWM) during 32 parallel 64 MiB uploads
   (`photowall upload --parallel 32`), from a freshly started server.
 
@@ -156,18 +158,22 @@ def main():
         hashing = {c[1]: [] for c in CASES}   # per checksum: the chunk size does not change the passes
         for i in range(ROUNDS):   # taken in turn, so disk drift hits both
             for c in CASES:
+                os.sync()
                 secs, events = cli.upload([big], "--file-only", "--chunk-size", c[0], "--checksum", c[1])
                 results[c].append(size / secs / 1e6)
                 name = [e for e in events if e["event"] == "uploaded"][0]["fileName"]
                 api(port, "DELETE", f"/files/{name}")
                 if base:
+                    os.sync()
                     secs, events = base[2].upload([big], "--file-only", "--chunk-size", c[0], "--checksum", c[1])
                     baseline[c].append(size / secs / 1e6)
                     name = [e for e in events if e["event"] == "uploaded"][0]["fileName"]
                     api(base[1], "DELETE", f"/files/{name}")
+            os.sync()
             nginx.append(size / curl_put(big, f"http://127.0.0.1:{nport}/upload/big{i}.bin") / 1e6)
             os.remove(os.path.join(work, "ng", "www", "upload", f"big{i}.bin"))
             for c in CASES:
+                os.sync()
                 disk[c].append(durable_write_mbs(work, size, parse_size(c[0])))
             for checksum in hashing:
                 hashing[checksum].append(hashing_mbs(big, PASSES[checksum]))
