@@ -106,7 +106,7 @@ public final class S3FileStore: FileStore {
                                       contentDisposition: inline ? nil : "attachment")
     }
 
-    /// Reads a whole file (thumbnails, tests).    /// Reads a whole file (thumbnails, tests). - Throws: 101 when missing, 100/1 as above.
+    /// Reads a whole file (thumbnails, tests). - Throws: 101 when missing, 100/1 as above.
     public func read(_ name: String) throws(ParseError) -> [UInt8] {
         do {
             return try client.getObject(key: key(name), maxBytes: Int.max)

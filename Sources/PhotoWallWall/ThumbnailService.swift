@@ -199,7 +199,7 @@ public final class ThumbnailService: Sendable {
     /// A prerender that could not read the file (object storage unreachable then) is done again.
     func render(path: String, name: String) throws(ParseError) -> Made {
         if let prerendered = prerendered.withLock({ $0.removeValue(forKey: name) }) {
-            let outcome = wait(for: prerendered)
+            let outcome = wait(for: prerendered, name: name)
             if case .failure(let e) = outcome, e.code == .readFailed {
                 logger.debug("prerender could not read the file; rendering again", ["file": name])
             } else {
@@ -209,18 +209,22 @@ public final class ThumbnailService: Sendable {
         }
         let render = Render()
         submit(render, path: { path })
-        return try made(wait(for: render), name: name)
+        return try made(wait(for: render, name: name), name: name)
     }
 
-    /// Waits for `render`'s result.
-    private func wait(for render: Render) -> Result<Made, ImagingError> {
+    /// Waits for `render`'s result (the render of the file `name`). A render that has not started
+    /// logs "a save waits for a render thread" at debug level first: a backlog of renders shows there.
+    private func wait(for render: Render, name: String) -> Result<Made, ImagingError> {
         let started = render.started, done = render.done
         // While the render waits for a render thread, this request gives its worker slot back
         // (`WorkerPool.blocking`): it uses no CPU, and a slot held through a backlog of renders made every
         // other request (a GET of one object) queue behind a burst of large photos, for seconds. While
         // the render runs, the slot is held: the render is this machine's CPU work, and a slot given
         // back would only admit more work to the same cores (the mixed load's p99 rose by 6-9 ms).
-        WorkerPool.blocking { started.wait() }
+        if started.wait(timeout: .now()) == .timedOut {
+            logger.debug("a save waits for a render thread", ["file": name])
+            WorkerPool.blocking { started.wait() }
+        }
         done.wait()
         return render.result.get()!
     }

@@ -183,26 +183,35 @@ import PhotoWallCrypto
     }
 
     /// A request whose render waits for a render thread holds no worker slot. With two slots and one
-    /// render thread, three saves of a 3000x2000 photo (one rendering, two queued for the thread; the
-    /// upload's prerender taken by an earlier save) leave
-    /// room for a `GET /users/me` sent after them: it is answered before any of them. A queued render
-    /// used to keep its request's slot: the `GET` then waited, first in first out, behind the third save,
-    /// which got the first save's slot once that save was done.
+    /// render thread kept busy by the prerenders of eight uploads of 8000x6000 pixels (seconds of work),
+    /// three saves of a photo whose prerender an earlier save took wait for the thread; a `GET /users/me`
+    /// sent once all three wait (the server's debug log says so) is answered before any of them. A queued
+    /// render used to keep its request's slot: the `GET` then waited, first in first out, behind the
+    /// saves. (The renders must be long: since imaging is optimised in debug builds too, a 3000x2000
+    /// JPEG rendered before a `GET` sent 300 ms after it could arrive.)
     @Test func aRequestIsNotQueuedBehindOtherRequestsThumbnails() async throws {
-        let server = try ParseTestServer(extraArgs: ["--active-workers", "2", "--thumbnail-threads", "1"])
+        let server = try ParseTestServer(extraArgs: ["--active-workers", "2", "--thumbnail-threads", "1", "--log-level", "debug"])
         defer { server.stop() }
-        let dir = server.dataDir.appendingPathComponent("samples")
-        #expect(try runProcess(TestPaths.binary, ["samples", dir.path, "--width", "3000", "--height", "2000"]).status == 0)
         let (_, token) = try await server.signUp()
-        let photo = try Data(contentsOf: dir.appendingPathComponent("landscape_o1.jpg"))
-        let up = try await server.request("POST", "/files/big.jpg", body: photo, key: .session(token), headers: ["Content-Type": "image/jpeg"])
-        let name = try #require(up.json["name"]?.stringValue)
+        let png = Data(PNGFile.stripes(width: 8000, height: 6000))
+        @Sendable func upload() async throws -> String {
+            let up = try await server.request("POST", "/files/big.png", body: png, key: .session(token), headers: ["Content-Type": "image/png"])
+            guard up.status == 201, let name = up.json["name"]?.stringValue else { throw TestServerError(description: "upload: \(up.status) \(up.text)") }
+            return name
+        }
+        let name = try await upload()
         // The upload's prerender (`ThumbnailService.prerender`) goes to a first save, alone: the three
-        // below must each render on the one thread, else the one taking a finished prerender answers
-        // before the `GET` is even sent.
+        // below each render anew, on the one thread, behind the prerenders of the eight uploads after it.
         let first = try await server.request("POST", "/classes/WallImage", json: ["image": ["__type": "File", "name": .string(name)]],
                                              key: .session(token))
         #expect(first.status == 201, "\(first.text)")
+        try await withThrowingTaskGroup(of: String.self) { group in
+            for _ in 0..<8 { group.addTask { try await upload() } }
+            for try await _ in group {}
+        }
+        let waiting = "a save waits for a render thread"
+        func waitingSaves() -> Int { server.serverLog().components(separatedBy: waiting).count - 1 }
+        let before = waitingSaves()
         actor Order { var finished: [String] = []; func add(_ what: String) { finished.append(what) } }
         let order = Order()
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -214,7 +223,9 @@ import PhotoWallCrypto
                     await order.add("save \(i)")
                 }
             }
-            try await Task.sleep(for: .milliseconds(300))  // the saves are in; the first renders run
+            let deadline = ContinuousClock.now + .seconds(30)
+            while waitingSaves() < before + 3, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(waitingSaves() == before + 3, "all three saves wait for the render thread")
             let me = try await server.request("GET", "/users/me", key: .session(token))
             #expect(me.status == 200)
             await order.add("get")

@@ -83,8 +83,9 @@ public final class ParseTestServer: @unchecked Sendable {
         }
         let arguments = ["serve", "--port", "\(requestedPort)", "--data-dir", dataDir.path, "--app-id", appId, "--master-key", masterKey,
                        "--stop-on-stdin-eof",
-                       // Info: a line per request, which `TestServerLogs` shows when a test's receive times out.
-                       "--log-level", "info",
+                       // Info: a line per request, which `TestServerLogs` shows when a test's receive times out
+                       // (`PHOTOWALL_TEST_LOG_LEVEL` sets another, e.g. `debug` while chasing a rare failure).
+                       "--log-level", ProcessInfo.processInfo.environment["PHOTOWALL_TEST_LOG_LEVEL"] ?? "info",
                        // The suites run many clients at once, all from 127.0.0.1 (as behind a proxy); a test of
                        // the per-address cap passes its own value in `extraArgs` (the later option wins).
                        "--max-connections-per-ip", "0"] + extraArgs
@@ -228,9 +229,15 @@ public let sharedServer: ParseTestServer = {
 
 private let sharedServerDataDir = Mutex<String?>(nil)
 
-/// `atexit` hook (a global function: C calls it).
+/// `atexit` hook (a global function: C calls it). With `PHOTOWALL_TEST_KEEP_LOGS=DIR`, the shared server's
+/// log is kept as `DIR/shared-server-<test process id>.log` first (the log of a run that failed rarely).
 private func removeSharedServerData() {
-    if let dir = sharedServerDataDir.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: dir) }
+    guard let dir = sharedServerDataDir.withLock({ $0 }) else { return }
+    if let keep = ProcessInfo.processInfo.environment["PHOTOWALL_TEST_KEEP_LOGS"], !keep.isEmpty {
+        try? FileManager.default.createDirectory(atPath: keep, withIntermediateDirectories: true)
+        try? FileManager.default.copyItem(atPath: dir + "/server.log", toPath: keep + "/shared-server-\(getpid()).log")
+    }
+    try? FileManager.default.removeItem(atPath: dir)
 }
 
 /// The stderr log of each running `ParseTestServer`, by port, so that a `TestHTTPClient` whose receive

@@ -51,31 +51,17 @@ enum MadeFiles {
                 raw += [v, v]
             }
         }
-        var png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
-        png += PNGBuilder.chunk("IHDR", PNGBuilder.be32(UInt32(image.width)) + PNGBuilder.be32(UInt32(image.height)) + [16, 2, 0, 0, 0])
-        png += PNGBuilder.chunk("IDAT", zlibStored(raw))
-        return png + PNGBuilder.chunk("IEND", [])
+        var png = PNGFile.signature
+        png += PNGFile.chunk("IHDR", PNGFile.be32(UInt32(image.width)) + PNGFile.be32(UInt32(image.height)) + [16, 2, 0, 0, 0])
+        png += PNGFile.chunk("IDAT", PNGFile.storedZlib(raw))
+        return png + PNGFile.chunk("IEND", [])
     }
 
     /// An 8-bit PNG of `image` with an `iCCP` chunk holding `profile`.
     static func pngWithICC(_ image: PixelImage, profile: [UInt8]) throws -> [UInt8] {
         var png = try Pixels.png(image)
-        png.insert(contentsOf: PNGBuilder.chunk("iCCP", Array("P3".utf8) + [0, 0] + zlibStored(profile)), at: 33)
+        png.insert(contentsOf: PNGFile.chunk("iCCP", Array("P3".utf8) + [0, 0] + PNGFile.storedZlib(profile)), at: 33)
         return png
-    }
-
-    /// A zlib stream of stored (uncompressed) deflate blocks (RFC 1950, RFC 1951 section 3.2.4).
-    static func zlibStored(_ data: [UInt8]) -> [UInt8] {
-        var out: [UInt8] = [0x78, 0x01]
-        var at = 0
-        repeat {
-            let n = min(65535, data.count - at)
-            let last: UInt8 = at + n == data.count ? 1 : 0
-            out += [last, UInt8(n & 255), UInt8(n >> 8), UInt8(~n & 255), UInt8((~n >> 8) & 255)]
-            out += data[at..<(at + n)]
-            at += n
-        } while at < data.count
-        return out + PNGBuilder.be32(PNGBuilder.adler32(data))
     }
 
     struct HEIFError: Error, CustomStringConvertible { var description: String }

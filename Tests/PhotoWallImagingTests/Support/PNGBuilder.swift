@@ -1,33 +1,17 @@
+import PhotoWallTesting
+
 /// Builds PNG files byte by byte, for inputs our encoder would never write
-/// (a zTXt decompression bomb).
+/// (a zTXt decompression bomb). Chunks and checksums come from `PNGFile`.
 enum PNGBuilder {
-    static func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
-        let typeBytes = Array(type.utf8)
-        var out = be32(UInt32(data.count)) + typeBytes + data
-        out += be32(crc32(typeBytes + data))
-        return out
-    }
-
-    static func be32(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8(v >> 16 & 255), UInt8(v >> 8 & 255), UInt8(v & 255)] }
-
-    static func crc32(_ bytes: [UInt8]) -> UInt32 {
-        var c: UInt32 = 0xFFFF_FFFF
-        for b in bytes {
-            c ^= UInt32(b)
-            for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
-        }
-        return ~c
-    }
-
     /// A 1x1 grey PNG whose zTXt chunk inflates to about `copies` x 258 bytes.
     static func zTXtBomb(copies: Int) -> [UInt8] {
-        var png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
-        png += chunk("IHDR", be32(1) + be32(1) + [8, 0, 0, 0, 0])
-        png += chunk("zTXt", Array("Comment".utf8) + [0, 0] + deflateRun(byte: 0x61, copies: copies))
+        var png = PNGFile.signature
+        png += PNGFile.chunk("IHDR", PNGFile.be32(1) + PNGFile.be32(1) + [8, 0, 0, 0, 0])
+        png += PNGFile.chunk("zTXt", Array("Comment".utf8) + [0, 0] + deflateRun(byte: 0x61, copies: copies))
         // IDAT: zlib stored block holding filter byte 0 and one pixel of 128.
         let raw: [UInt8] = [0, 128]
-        png += chunk("IDAT", [0x78, 0x01, 0x01, 0x02, 0x00, 0xFD, 0xFF] + raw + be32(adler32(raw)))
-        png += chunk("IEND", [])
+        png += PNGFile.chunk("IDAT", PNGFile.storedZlib(raw))
+        png += PNGFile.chunk("IEND", [])
         return png
     }
 
@@ -61,15 +45,6 @@ enum PNGBuilder {
         let n = Int64(1 + 258 * copies), v = Int64(byte), m: Int64 = 65521
         let a = (1 + v * n) % m
         let b = (n % m + (v * ((n * (n + 1) / 2) % m)) % m) % m
-        return out + be32(UInt32(b << 16 | a))
-    }
-
-    static func adler32(_ bytes: [UInt8]) -> UInt32 {
-        var a: UInt32 = 1, b: UInt32 = 0
-        for x in bytes {
-            a = (a + UInt32(x)) % 65521
-            b = (b + a) % 65521
-        }
-        return b << 16 | a
+        return out + PNGFile.be32(UInt32(b << 16 | a))
     }
 }

@@ -28,20 +28,19 @@ enum TestFiles {
     /// which decoders skip) of random bytes: the server can decode it quickly, and its bytes are
     /// random, so a corrupted upload can't go unnoticed.
     static func paddedPNG(totalBytes: Int) -> [UInt8] {
-        var png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        var png = PNGFile.signature
         let side = 16
-        png += chunk("IHDR", be32(UInt32(side)) + be32(UInt32(side)) + [8, 2, 0, 0, 0])
+        png += PNGFile.chunk("IHDR", PNGFile.be32(UInt32(side)) + PNGFile.be32(UInt32(side)) + [8, 2, 0, 0, 0])
         // Raw scanlines (filter 0 + RGB), in one zlib stored block.
         var raw: [UInt8] = []
         for y in 0..<side {
             raw.append(0)
             for x in 0..<side { raw += [UInt8(x * 16), UInt8(y * 16), 128] }
         }
-        let n = UInt16(raw.count)
-        png += chunk("IDAT", [0x78, 0x01, 0x01, UInt8(n & 255), UInt8(n >> 8), UInt8(~n & 255), UInt8(~n >> 8)] + raw + be32(adler32(raw)))
+        png += PNGFile.chunk("IDAT", PNGFile.storedZlib(raw))
         let padding = max(0, totalBytes - png.count - 12 - 12)
-        png += chunk("pwPd", randomBytes(padding))
-        png += chunk("IEND", [])
+        png += PNGFile.chunk("pwPd", randomBytes(padding))
+        png += PNGFile.chunk("IEND", [])
         return png
     }
 
@@ -54,35 +53,6 @@ enum TestFiles {
         Digest.hash(.sha256, bytes).hexString
     }
 
-    // MARK: PNG pieces
-
-    static func chunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
-        let typeAndData = Array(type.utf8) + data
-        return be32(UInt32(data.count)) + typeAndData + be32(crc32(typeAndData))
-    }
-
-    static func be32(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8(v >> 16 & 255), UInt8(v >> 8 & 255), UInt8(v & 255)] }
-
-    static let crcTable: [UInt32] = (0..<256).map { n -> UInt32 in
-        var c = UInt32(n)
-        for _ in 0..<8 { c = c & 1 != 0 ? 0xEDB8_8320 ^ (c >> 1) : c >> 1 }
-        return c
-    }
-
-    static func crc32(_ bytes: [UInt8]) -> UInt32 {
-        let table = crcTable
-        var c: UInt32 = 0xFFFF_FFFF
-        bytes.withUnsafeBufferPointer { p in
-            for b in p { c = table[Int((c ^ UInt32(b)) & 255)] ^ (c >> 8) }
-        }
-        return ~c
-    }
-
-    static func adler32(_ bytes: [UInt8]) -> UInt32 {
-        var a: UInt32 = 1, b: UInt32 = 0
-        for x in bytes { a = (a + UInt32(x)) % 65521; b = (b + a) % 65521 }
-        return b << 16 | a
-    }
 }
 
 /// Progress callbacks recorded from the upload thread, checked by the test afterwards.
