@@ -115,12 +115,20 @@ public final class WorkerPool: Sendable {
 
     /// Queues `job`; it runs on one of the pool's threads (or the overflow pool's). Must not be called
     /// after `stop()`.
-    public func submit(_ job: @escaping Job) {
-        precondition(trySubmit(job), "job submitted to a stopped worker pool")
+    /// - Returns: whether an idle thread was woken for it with a slot, so that it starts at once (unless
+    ///   a job queued just before it takes that thread); false when it waits for a thread or a slot.
+    @discardableResult
+    public func submit(_ job: @escaping Job) -> Bool {
+        guard let woke = enqueue(job) else { preconditionFailure("job submitted to a stopped worker pool") }
+        return woke
     }
 
     /// Queues `job` unless `stop()` was called. - Returns: false when stopped (`job` was not queued).
-    public func trySubmit(_ job: @escaping Job) -> Bool {
+    public func trySubmit(_ job: @escaping Job) -> Bool { enqueue(job) != nil }
+
+    /// Queues `job`. - Returns: nil when stopped (`job` was not queued); else whether an idle thread was
+    /// woken for it (`submit`).
+    private func enqueue(_ job: @escaping Job) -> Bool? {
         let queued = ContinuousClock.now
         let (accepted, wakeWatchdog, thread) = queue.withLock { q -> (Bool, Bool, Int?) in
             guard !q.stopping else { return (false, false, nil) }
@@ -129,10 +137,10 @@ public final class WorkerPool: Sendable {
             defer { q.watchdogIdle = false }
             return (true, q.watchdogIdle, grantSlot(&q))
         }
-        guard accepted else { return false }
+        guard accepted else { return nil }
         if let thread { wakeUps[thread].signal() }
         if wakeWatchdog { watchdogWake.signal() }
-        return true
+        return thread != nil
     }
 
     /// Takes the thread idle last off the idle stack with a slot, when a slot is free and one is idle.

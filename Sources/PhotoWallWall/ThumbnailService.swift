@@ -130,6 +130,9 @@ public final class ThumbnailService: Sendable {
         let result = ResultBox()
         /// When it was queued (a prerender unclaimed for `prerenderLifetime` is dropped).
         let queuedAt = ContinuousClock.now
+        /// An idle render thread was woken for it when it was queued (`WorkerPool.submit`): it did not
+        /// wait behind other renders.
+        let wokeIdleThread = Atomic<Bool>(false)
     }
 
     /// Renders started when an image was uploaded (`prerender`), by file name, until a save
@@ -183,7 +186,7 @@ public final class ThumbnailService: Sendable {
     private func submit(_ render: Render, path: @escaping @Sendable () throws(ImagingError) -> String,
                         then: (@Sendable (Result<Made, ImagingError>) -> Void)? = nil) {
         let sizes = sizes, options = options
-        pool.submit {
+        let woke = pool.submit {
             render.started.signal()
             let outcome = Result { () throws(ImagingError) -> Made in
                 let t = try Thumbnailer.makeThumbnails(fromFile: try path(), longestEdges: [sizes.display, sizes.thumbnail], options: options)
@@ -193,6 +196,7 @@ public final class ThumbnailService: Sendable {
             render.done.signal()
             then?(outcome)
         }
+        render.wokeIdleThread.store(woke, ordering: .relaxed)
     }
 
     /// Decodes once on the pool and makes both sizes, or takes the prerender of `name` (`prerender`).
@@ -212,8 +216,9 @@ public final class ThumbnailService: Sendable {
         return try made(wait(for: render, name: name), name: name)
     }
 
-    /// Waits for `render`'s result (the render of the file `name`). A render that has not started
-    /// logs "a save waits for a render thread" at debug level first: a backlog of renders shows there.
+    /// Waits for `render`'s result (the render of the file `name`). A render queued behind others (no
+    /// idle render thread took it) that has not started logs "a save waits for a render thread" at debug
+    /// level first: a backlog of renders shows there.
     private func wait(for render: Render, name: String) -> Result<Made, ImagingError> {
         let started = render.started, done = render.done
         // While the render waits for a render thread, this request gives its worker slot back
@@ -222,7 +227,7 @@ public final class ThumbnailService: Sendable {
         // the render runs, the slot is held: the render is this machine's CPU work, and a slot given
         // back would only admit more work to the same cores (the mixed load's p99 rose by 6-9 ms).
         if started.wait(timeout: .now()) == .timedOut {
-            logger.debug("a save waits for a render thread", ["file": name])
+            if !render.wokeIdleThread.load(ordering: .relaxed) { logger.debug("a save waits for a render thread", ["file": name]) }
             WorkerPool.blocking { started.wait() }
         }
         done.wait()

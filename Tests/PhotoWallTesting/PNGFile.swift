@@ -58,14 +58,14 @@ public enum PNGFile {
         return out + be32(adler32(raw))
     }
 
-    /// A 1-bit greyscale PNG of `width` x `height` pixels (`width` a multiple of 8) in black and white
-    /// stripes, each a column of 4 pixels, whose file is about `width * height / 8` bytes: many pixels
-    /// to decode and resample (a slow render) in a small upload.
+    /// A 1-bit greyscale PNG of `width` x `height` pixels (`width` a multiple of 8) in white and black
+    /// stripes 4 pixels wide, whose file is about `width * height / 8` bytes: many pixels to decode and
+    /// resample (a long render) in a small upload.
     public static func stripes(width: Int, height: Int) -> [UInt8] {
         precondition(width % 8 == 0 && width > 0 && height > 0)
         var raw: [UInt8] = []
         raw.reserveCapacity((1 + width / 8) * height)
-        let row = [UInt8(0)] + [UInt8](repeating: 0xF0, count: width / 8)  // filter 0, then 4 black, 4 white
+        let row = [UInt8(0)] + [UInt8](repeating: 0xF0, count: width / 8)  // filter 0, then 4 white (1), 4 black (0)
         for _ in 0..<height { raw += row }
         return signature + chunk("IHDR", be32(UInt32(width)) + be32(UInt32(height)) + [1, 0, 0, 0, 0])
             + chunk("IDAT", storedZlib(raw)) + chunk("IEND", [])

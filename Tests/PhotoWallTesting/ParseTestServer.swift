@@ -84,7 +84,8 @@ public final class ParseTestServer: @unchecked Sendable {
         let arguments = ["serve", "--port", "\(requestedPort)", "--data-dir", dataDir.path, "--app-id", appId, "--master-key", masterKey,
                        "--stop-on-stdin-eof",
                        // Info: a line per request, which `TestServerLogs` shows when a test's receive times out
-                       // (`PHOTOWALL_TEST_LOG_LEVEL` sets another, e.g. `debug` while chasing a rare failure).
+                       // (`PHOTOWALL_TEST_LOG_LEVEL=debug` or `trace` adds more while chasing a rare failure; a level
+                       // above info would drop the request lines that tests read).
                        "--log-level", ProcessInfo.processInfo.environment["PHOTOWALL_TEST_LOG_LEVEL"] ?? "info",
                        // The suites run many clients at once, all from 127.0.0.1 (as behind a proxy); a test of
                        // the per-address cap passes its own value in `extraArgs` (the later option wins).
@@ -230,7 +231,8 @@ public let sharedServer: ParseTestServer = {
 private let sharedServerDataDir = Mutex<String?>(nil)
 
 /// `atexit` hook (a global function: C calls it). With `PHOTOWALL_TEST_KEEP_LOGS=DIR`, the shared server's
-/// log is kept as `DIR/shared-server-<test process id>.log` first (the log of a run that failed rarely).
+/// log is kept as `DIR/shared-server-<test process id>.log` first (the log of a run that failed rarely),
+/// when the test process exits normally (a failed test does; a crash or a kill does not).
 private func removeSharedServerData() {
     guard let dir = sharedServerDataDir.withLock({ $0 }) else { return }
     if let keep = ProcessInfo.processInfo.environment["PHOTOWALL_TEST_KEEP_LOGS"], !keep.isEmpty {
