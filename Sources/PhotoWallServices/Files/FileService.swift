@@ -71,28 +71,31 @@ public final class FileService: Sendable {
         // on first use) would otherwise be paged in by the first upload.
         let latin = name.utf8.allSatisfy { $0 < 0x80 } ? name
             : name.applyingTransform(StringTransform(rawValue: "Any-Latin; Latin-ASCII"), reverse: false) ?? name
-        var mapped = ""
-        for c in latin.unicodeScalars {
-            let v = c.value
-            let keep = (0x30...0x39).contains(v) || (0x41...0x5A).contains(v) || (0x61...0x7A).contains(v) || v == 0x2E || v == 0x2D || v == 0x5F
-            if keep {
-                mapped.unicodeScalars.append(c)
-            } else if !mapped.hasSuffix("_") {
-                mapped += "_"
+        // On UTF-8 bytes: every kept character is ASCII, so a byte is a character here (a scalar ICU
+        // left non-ASCII is a run of bytes that becomes one `_`, as the scalar would). 9.7 µs → 0.24 µs
+        // for `small.jpg` against the same steps on `Character`s, which were 1.2% of the mixed load's CPU.
+        func isAlphanumeric(_ b: UInt8) -> Bool { (0x30...0x39).contains(b) || (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b) }
+        let underscore = UInt8(ascii: "_"), dot = UInt8(ascii: "."), hyphen = UInt8(ascii: "-")
+        var mapped: [UInt8] = []
+        mapped.reserveCapacity(latin.utf8.count)
+        for b in latin.utf8 {
+            if isAlphanumeric(b) || b == dot || b == hyphen || b == underscore {
+                mapped.append(b)
+            } else if mapped.last != underscore {
+                mapped.append(underscore)
             }
         }
-        var base = Substring(mapped), ext = Substring("")
-        if let dot = mapped.lastIndex(of: ".") {
-            let candidate = mapped[mapped.index(after: dot)...]
-            if !candidate.isEmpty, candidate.count <= 16, candidate.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) {
-                base = mapped[..<dot]
-                ext = candidate
-            }
+        var baseEnd = mapped.count, ext: ArraySlice<UInt8> = []
+        if let lastDot = mapped.lastIndex(of: dot) {
+            let candidate = mapped[(lastDot + 1)...]
+            if !candidate.isEmpty, candidate.count <= 16, candidate.allSatisfy(isAlphanumeric) { baseEnd = lastDot; ext = candidate }
         }
-        let trimmed = base.drop { $0 == "_" || $0 == "." || $0 == "-" }.reversed().drop { $0 == "_" || $0 == "." }.reversed()
-        var stem = String(trimmed.prefix(100))
-        if stem.isEmpty { stem = "file" }
-        return ext.isEmpty ? stem : stem + "." + ext
+        var start = 0, end = baseEnd
+        while start < end, mapped[start] == underscore || mapped[start] == dot || mapped[start] == hyphen { start += 1 }
+        while end > start, mapped[end - 1] == underscore || mapped[end - 1] == dot { end -= 1 }
+        var out = start == end ? Array("file".utf8) : Array(mapped[start..<min(end, start + 100)])
+        if !ext.isEmpty { out.append(dot); out += ext }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Starts an upload of a file named `name` (validated) with the client's `Content-Type`, owned
