@@ -1,5 +1,5 @@
 import Testing
-import PhotoWallTesting
+import PhotoWallCore
 @testable import PhotoWallImaging
 
 @Suite("EXIF orientation parser")
@@ -91,7 +91,7 @@ struct EXIFOrientationTests {
 
         var png = try Pixels.png(Pixels.pattern(width: 30, height: 20, channels: 3))
         let tiffOnly = Self.tiff(bigEndian: false, entries: [(0x0112, 3, 1, 8)])
-        png.insert(contentsOf: PNGFile.chunk("eXIf", tiffOnly), at: 33)      // after IHDR
+        png.insert(contentsOf: PNGContainer.chunk("eXIf", tiffOnly), at: 33)      // after IHDR
         let pngHeader = try Thumbnailer.readHeader(png)
         #expect(pngHeader.orientation == .left)
         let pt = try Thumbnailer.makeThumbnail(from: png)

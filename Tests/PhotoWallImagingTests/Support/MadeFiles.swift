@@ -1,5 +1,6 @@
 import Foundation
 import PhotoWallTesting
+import PhotoWallCore
 internal import CHeif
 @testable import PhotoWallImaging
 
@@ -51,16 +52,16 @@ enum MadeFiles {
                 raw += [v, v]
             }
         }
-        var png = PNGFile.signature
-        png += PNGFile.chunk("IHDR", PNGFile.be32(UInt32(image.width)) + PNGFile.be32(UInt32(image.height)) + [16, 2, 0, 0, 0])
-        png += PNGFile.chunk("IDAT", PNGFile.storedZlib(raw))
-        return png + PNGFile.chunk("IEND", [])
+        var png = PNGContainer.signature
+        png += PNGContainer.chunk("IHDR", PNGContainer.be32(UInt32(image.width)) + PNGContainer.be32(UInt32(image.height)) + [16, 2, 0, 0, 0])
+        png += PNGContainer.chunk("IDAT", PNGContainer.storedZlib(raw))
+        return png + PNGContainer.chunk("IEND", [])
     }
 
     /// An 8-bit PNG of `image` with an `iCCP` chunk holding `profile`.
     static func pngWithICC(_ image: PixelImage, profile: [UInt8]) throws -> [UInt8] {
         var png = try Pixels.png(image)
-        png.insert(contentsOf: PNGFile.chunk("iCCP", Array("P3".utf8) + [0, 0] + PNGFile.storedZlib(profile)), at: 33)
+        png.insert(contentsOf: PNGContainer.chunk("iCCP", Array("P3".utf8) + [0, 0] + PNGContainer.storedZlib(profile)), at: 33)
         return png
     }
 

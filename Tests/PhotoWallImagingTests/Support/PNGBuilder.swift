@@ -1,17 +1,17 @@
-import PhotoWallTesting
+import PhotoWallCore
 
 /// Builds PNG files byte by byte, for inputs our encoder would never write
-/// (a zTXt decompression bomb). Chunks and checksums come from `PNGFile`.
+/// (a zTXt decompression bomb). Chunks and checksums come from `PNGContainer`.
 enum PNGBuilder {
     /// A 1x1 grey PNG whose zTXt chunk inflates to about `copies` x 258 bytes.
     static func zTXtBomb(copies: Int) -> [UInt8] {
-        var png = PNGFile.signature
-        png += PNGFile.chunk("IHDR", PNGFile.be32(1) + PNGFile.be32(1) + [8, 0, 0, 0, 0])
-        png += PNGFile.chunk("zTXt", Array("Comment".utf8) + [0, 0] + deflateRun(byte: 0x61, copies: copies))
+        var png = PNGContainer.signature
+        png += PNGContainer.chunk("IHDR", PNGContainer.be32(1) + PNGContainer.be32(1) + [8, 0, 0, 0, 0])
+        png += PNGContainer.chunk("zTXt", Array("Comment".utf8) + [0, 0] + deflateRun(byte: 0x61, copies: copies))
         // IDAT: zlib stored block holding filter byte 0 and one pixel of 128.
         let raw: [UInt8] = [0, 128]
-        png += PNGFile.chunk("IDAT", PNGFile.storedZlib(raw))
-        png += PNGFile.chunk("IEND", [])
+        png += PNGContainer.chunk("IDAT", PNGContainer.storedZlib(raw))
+        png += PNGContainer.chunk("IEND", [])
         return png
     }
 
@@ -45,6 +45,6 @@ enum PNGBuilder {
         let n = Int64(1 + 258 * copies), v = Int64(byte), m: Int64 = 65521
         let a = (1 + v * n) % m
         let b = (n % m + (v * ((n * (n + 1) / 2) % m)) % m) % m
-        return out + PNGFile.be32(UInt32(b << 16 | a))
+        return out + PNGContainer.be32(UInt32(b << 16 | a))
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import PhotoWallTesting
+import PhotoWallCore
 import PhotoWallCrypto
 
 /// Files for upload tests, written under a temporary directory.
@@ -28,19 +29,19 @@ enum TestFiles {
     /// which decoders skip) of random bytes: the server can decode it quickly, and its bytes are
     /// random, so a corrupted upload can't go unnoticed.
     static func paddedPNG(totalBytes: Int) -> [UInt8] {
-        var png = PNGFile.signature
+        var png = PNGContainer.signature
         let side = 16
-        png += PNGFile.chunk("IHDR", PNGFile.be32(UInt32(side)) + PNGFile.be32(UInt32(side)) + [8, 2, 0, 0, 0])
+        png += PNGContainer.chunk("IHDR", PNGContainer.be32(UInt32(side)) + PNGContainer.be32(UInt32(side)) + [8, 2, 0, 0, 0])
         // Raw scanlines (filter 0 + RGB), in one zlib stored block.
         var raw: [UInt8] = []
         for y in 0..<side {
             raw.append(0)
             for x in 0..<side { raw += [UInt8(x * 16), UInt8(y * 16), 128] }
         }
-        png += PNGFile.chunk("IDAT", PNGFile.storedZlib(raw))
+        png += PNGContainer.chunk("IDAT", PNGContainer.storedZlib(raw))
         let padding = max(0, totalBytes - png.count - 12 - 12)
-        png += PNGFile.chunk("pwPd", randomBytes(padding))
-        png += PNGFile.chunk("IEND", [])
+        png += PNGContainer.chunk("pwPd", randomBytes(padding))
+        png += PNGContainer.chunk("IEND", [])
         return png
     }
 
