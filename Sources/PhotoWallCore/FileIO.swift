@@ -68,38 +68,74 @@ public func preadAll(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, at of
     return done
 }
 
-/// Starts the disk writes of a file being streamed while more bytes still arrive, so that its final
+/// Makes a file being streamed durable in steps while more bytes still arrive, so that its final
 /// `fsync`/`fdatasync` (before the upload is acknowledged) waits only for the last few MiB instead of
-/// the whole file: without it, Linux keeps everything dirty in the page cache (background writeback
-/// starts at 10% of RAM) and the sync writes it all at once, after the last byte came in.
+/// the whole file.
 ///
-/// Call `wrote(_:)` after each `write(2)`; every `stepBytes` it asks the kernel to start writing the
-/// range since the last call (`sync_file_range(SYNC_FILE_RANGE_WRITE)`: asynchronous, durable only
-/// after the sync). A hint only: without `sync_file_range` (not Linux) it does nothing.
+/// Two steps, each optional:
+/// - every `stepBytes` it asks the kernel to start writing the range since the last one
+///   (`sync_file_range(SYNC_FILE_RANGE_WRITE)`: asynchronous, on the writing thread). Without it Linux
+///   keeps everything dirty in the page cache (background writeback starts at 10% of RAM) and the
+///   final sync writes it all at once, after the last byte came in;
+/// - every `flushStepBytes` it starts an `fdatasync` of the file on a thread of `FlushAhead.pool`
+///   (one at a time per file; a step reached while one runs is taken by the next). Started writeback
+///   only hands the bytes to the device: a device with a volatile write cache (a virtual disk, most
+///   SSDs) keeps them there until a cache flush, which the final sync then issues for the whole
+///   file. Measured on this project's virtual disk: 256 MiB streamed at 400 MB/s with writeback
+///   started every 4 MiB still took 310–350 ms to `fdatasync` at the end (`blkdev_issue_flush`,
+///   about 1.8 ms per MiB); with an `fdatasync` started every 16 MiB, 11–25 ms.
+///
+/// Call `wrote(_:fd:)` after each `write(2)`, and `settle()` before the file's own sync and before
+/// closing `fd`: a flush still running then holds the descriptor. A flush that failed is reported by
+/// `settle()` only: its error is not seen again by a later `fdatasync` of the same open file
+/// (Linux reports a writeback error once per open file description), so the writer must fail then.
 /// Not thread-safe: owned by one file writer.
 public struct WritebackStarter {
-    /// How many bytes are left dirty before writeback is started (default 4 MiB).
-    public let stepBytes: Int64
+    /// How many bytes are left dirty before writeback is started (default 4 MiB); nil: never started
+    /// from the writing thread.
+    public let stepBytes: Int64?
+    /// How many bytes are written between two flushes started ahead (default 16 MiB); nil: none.
+    public let flushStepBytes: Int64?
     /// The file offset up to which writeback was started.
     public private(set) var startedUpTo: Int64
     /// The file offset written so far.
     public private(set) var writtenUpTo: Int64
+    /// The file offset written when the last flush ahead was started.
+    public private(set) var flushStartedAt: Int64
+    /// The flushes of this file (made at the first one).
+    private var flushes: FlushAhead?
 
     /// - Parameter offset: where the writer starts in the file (a resumed upload part's offset).
-    public init(offset: Int64 = 0, stepBytes: Int64 = 4 << 20) {
-        self.stepBytes = stepBytes; startedUpTo = offset; writtenUpTo = offset
+    public init(offset: Int64 = 0, stepBytes: Int64? = 4 << 20, flushStepBytes: Int64? = 16 << 20) {
+        self.stepBytes = stepBytes; self.flushStepBytes = flushStepBytes
+        startedUpTo = offset; writtenUpTo = offset; flushStartedAt = offset
     }
 
     /// Records `count` bytes written to `fd` at the end of the range; starts writeback of the
-    /// pending range once it reaches `stepBytes`.
+    /// pending range once it reaches `stepBytes`, and a flush once `flushStepBytes` were written since
+    /// the last one started (unless one still runs).
     public mutating func wrote(_ count: Int, fd: Int32) {
         writtenUpTo += Int64(count)
-        guard writtenUpTo - startedUpTo >= stepBytes else { return }
-        if let start = syncFileRange {
-            _ = start(fd, startedUpTo, writtenUpTo - startedUpTo, 2 /* SYNC_FILE_RANGE_WRITE */)
+        if let stepBytes, writtenUpTo - startedUpTo >= stepBytes {
+            if let start = syncFileRange {
+                _ = start(fd, startedUpTo, writtenUpTo - startedUpTo, 2 /* SYNC_FILE_RANGE_WRITE */)
+            }
+            startedUpTo = writtenUpTo
         }
-        startedUpTo = writtenUpTo
+        if let flushStepBytes, writtenUpTo - flushStartedAt >= flushStepBytes {
+            if flushes == nil { flushes = FlushAhead() }
+            if flushes!.start(fd: fd) { flushStartedAt = writtenUpTo }
+        }
     }
+
+    /// Waits for a flush ahead that is running; one still queued never starts. Later writes may start
+    /// new ones. - Returns: the `errno` of the first flush ahead that failed, or nil.
+    public func settle() -> Int32? {
+        flushes?.settle()
+    }
+
+    /// Flushes ahead that have ended, failed or not (a snapshot, for tests and diagnostics).
+    public var flushesFinished: Int { flushes?.finished ?? 0 }
 
     /// `sync_file_range(2)`, which Swift's Glibc module does not import (it is a GNU extension): looked
     /// up once in the C library (its address as an integer, so the constant is Sendable); 0 where it
@@ -108,6 +144,70 @@ public struct WritebackStarter {
     private typealias SyncFileRange = @convention(c) (Int32, Int64, Int64, UInt32) -> Int32
     private var syncFileRange: SyncFileRange? {
         UnsafeRawPointer(bitPattern: Self.syncFileRangeAddress).map { unsafeBitCast($0, to: SyncFileRange.self) }
+    }
+}
+
+/// The `fdatasync`s a `WritebackStarter` starts ahead for one file: at most one queued or running at
+/// a time; `settle` waits for the running one and drops a queued one (its job then does nothing, so
+/// it never touches a descriptor closed after `settle`).
+///
+/// `@unchecked Sendable`: `generation`, `queued`, `running`, `failure` and `finishedCount` are read and written only
+/// with `lock` held.
+final class FlushAhead: @unchecked Sendable {
+    /// The threads that run the flushes: they only wait on the disk. Two, so one slow file does not
+    /// hold up every other file's flush (a device's cache flush covers every file anyway).
+    static let pool = WorkerPool(threadCount: 2, name: "flush")
+
+    private let lock = ConditionLock()
+    /// Bumped by `settle`: a job queued before it does nothing.
+    private var generation = 0
+    /// Jobs queued and not yet begun (a dropped one counts until its thread takes it).
+    private var queued = 0
+    /// Jobs in their `fdatasync` (0 or 1).
+    private var running = 0
+    private var failure: Int32?
+    private var finishedCount = 0
+
+    /// Flushes that have ended (a snapshot).
+    var finished: Int { lock.withLock { finishedCount } }
+
+    /// Queues an `fdatasync` of `fd` unless one is queued or running, or one failed.
+    /// - Returns: whether it queued one.
+    func start(fd: Int32) -> Bool {
+        let mine: Int? = lock.withLock {
+            guard queued == 0, running == 0, failure == nil else { return nil }
+            queued += 1
+            return generation
+        }
+        guard let mine else { return false }
+        Self.pool.submit { self.run(fd: fd, generation: mine) }
+        return true
+    }
+
+    private func run(fd: Int32, generation mine: Int) {
+        let go = lock.withLock {
+            queued -= 1
+            guard mine == generation else { return false }
+            running += 1
+            return true
+        }
+        guard go else { return }
+        let code = fdatasync(fd) == 0 ? nil : errno
+        lock.withLock {
+            running -= 1
+            finishedCount += 1
+            if failure == nil { failure = code }
+            lock.broadcast()
+        }
+    }
+
+    /// Waits until no flush runs and drops a queued one. - Returns: the `errno` of the first that failed.
+    func settle() -> Int32? {
+        lock.withLock {
+            generation += 1
+            while running > 0 { lock.wait() }
+            return failure
+        }
     }
 }
 

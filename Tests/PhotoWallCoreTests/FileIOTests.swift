@@ -90,6 +90,52 @@ import Glibc
         #expect(Self.read(dir + "/f") == [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 3, 4])
     }
 
+    @Test func flushesAheadEveryStepOneAtATimeAndSettleWaitsForThem() throws {
+        let dir = try Self.makeDirectory()
+        defer { Self.cleanUp(dir) }
+        let fd = open(dir + "/f", O_RDWR | O_CREAT, 0o600)
+        var writeback = WritebackStarter(stepBytes: nil, flushStepBytes: 8)
+        for piece in 0..<6 {
+            #expect([UInt8](repeating: UInt8(piece), count: 4).withUnsafeBytes { writeAll(fd, $0) })
+            writeback.wrote(4, fd: fd)
+        }
+        #expect(writeback.startedUpTo == 0, "no writeback started from the writing thread without a step")
+        #expect(writeback.flushStartedAt >= 8 && writeback.flushStartedAt % 8 == 0, "a flush started at a step's end")
+        #expect(writeback.settle() == nil)
+        let finished = writeback.flushesFinished
+        #expect(finished >= 1 && finished <= 3, "at most one per step, none running after settle: \(finished)")
+        close(fd)
+        #expect(Self.read(dir + "/f") == (0..<6).flatMap { [UInt8](repeating: UInt8($0), count: 4) })
+    }
+
+    @Test func aFailedFlushAheadIsReportedBySettleAndStopsTheFlushes() async throws {
+        // A descriptor fdatasync refuses (EBADF) stands in for a disk that failed: the error reaches
+        // the writer through `settle` only, since Linux reports a writeback error once per open file.
+        var writeback = WritebackStarter(stepBytes: nil, flushStepBytes: 1)
+        writeback.wrote(1, fd: -1)
+        #expect(writeback.flushStartedAt == 1)
+        for _ in 0..<500 where writeback.flushesFinished == 0 { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(writeback.flushesFinished == 1, "the flush ran")
+        writeback.wrote(1, fd: -1)
+        #expect(writeback.flushStartedAt == 1, "no flush after one failed")
+        #expect(writeback.settle() == EBADF)
+        #expect(writeback.settle() == EBADF, "still reported")
+    }
+
+    @Test func aFlushStillQueuedAtSettleNeverRuns() throws {
+        // `settle` races the flush thread here: either the flush began first (settle waited for it and
+        // reports its EBADF), or it was still queued and is dropped for good (its descriptor may be
+        // closed and reused after `settle`): then no flush ever ends and no failure appears later.
+        var writeback = WritebackStarter(stepBytes: nil, flushStepBytes: 1)
+        writeback.wrote(1, fd: -1)
+        if let failure = writeback.settle() {
+            #expect(failure == EBADF && writeback.flushesFinished == 1)
+        } else {
+            usleep(200_000)
+            #expect(writeback.settle() == nil && writeback.flushesFinished == 0)
+        }
+    }
+
     @Test func atomicWriteReplacesTheFileWithExactModeAndLeavesNoTemporary() throws {
         let dir = try Self.makeDirectory()
         defer { Self.cleanUp(dir) }

@@ -128,7 +128,8 @@ final class FileSystemWriter: FileWriter {
     let store: FileSystemStore
     private(set) var byteCount: Int64 = 0
     var done = false
-    /// Starts the disk writes while the body streams, so `commit`'s fsync waits only for the last MiBs.
+    /// Starts the disk writes and flushes while the body streams, so `commit`'s fsync waits only for
+    /// the last MiBs.
     var writeback = WritebackStarter()
 
     init(fd: Int32, tmpPath: String, finalPath: String, name: String, store: FileSystemStore) {
@@ -155,6 +156,10 @@ final class FileSystemWriter: FileWriter {
 
     func commit() throws(ParseError) {
         guard !done else { throw fail("commit twice") }
+        if let code = writeback.settle() {
+            errno = code
+            throw fail("fdatasync")
+        }
         try store.ensureShard(name)
         let handle = fd
         fd = -1
@@ -165,7 +170,10 @@ final class FileSystemWriter: FileWriter {
     }
 
     func abort() {
-        if fd >= 0 { close(fd); fd = -1 }
+        if fd >= 0 {
+            _ = writeback.settle()  // a flush ahead still holds `fd`
+            close(fd); fd = -1
+        }
         if !done { unlink(tmpPath); done = true }
     }
 }
