@@ -85,8 +85,8 @@ public func preadAll(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, at of
 ///   started every 4 MiB still took 310–350 ms to `fdatasync` at the end (`blkdev_issue_flush`,
 ///   about 1.8 ms per MiB); with an `fdatasync` started every 16 MiB, 11–25 ms.
 ///
-/// Call `wrote(_:fd:)` after each `write(2)`, and `settle()` before the file's own sync and before
-/// closing `fd`: a flush still running then holds the descriptor. A flush that failed is reported by
+/// Call `wrote(_:fd:)` after each `write(2)`, `settle()` before the file's own sync, and close `fd`
+/// through `close(_:)` (or after `settle()`): a flush still running holds the descriptor. A flush that failed is reported by
 /// `settle()` only: its error is not seen again by a later `fdatasync` of the same open file
 /// (Linux reports a writeback error once per open file description), so the writer must fail then.
 /// Not thread-safe: owned by one file writer.
@@ -134,6 +134,13 @@ public struct WritebackStarter {
         flushes?.settle()
     }
 
+    /// Closes `fd` without waiting, for a writer that drops its bytes (an aborted body, on the engine
+    /// thread): now when no flush ahead runs, else by the flush thread once its flush ends. A queued
+    /// flush never starts; a failure is not reported (the bytes are dropped anyway).
+    public func close(_ fd: Int32) {
+        if let flushes { flushes.close(fd) } else { Glibc.close(fd) }
+    }
+
     /// Flushes ahead that have ended, failed or not (a snapshot, for tests and diagnostics).
     public var flushesFinished: Int { flushes?.finished ?? 0 }
 
@@ -151,7 +158,7 @@ public struct WritebackStarter {
 /// a time; `settle` waits for the running one and drops a queued one (its job then does nothing, so
 /// it never touches a descriptor closed after `settle`).
 ///
-/// `@unchecked Sendable`: `generation`, `queued`, `running`, `failure` and `finishedCount` are read and written only
+/// `@unchecked Sendable`: `generation`, `queued`, `running`, `failure`, `finishedCount` and `closeAfter` are read and written only
 /// with `lock` held.
 final class FlushAhead: @unchecked Sendable {
     /// The threads that run the flushes: they only wait on the disk. Two, so one slow file does not
@@ -167,6 +174,8 @@ final class FlushAhead: @unchecked Sendable {
     private var running = 0
     private var failure: Int32?
     private var finishedCount = 0
+    /// A descriptor the running flush closes when it ends (`close`).
+    private var closeAfter: Int32?
 
     /// Flushes that have ended (a snapshot).
     var finished: Int { lock.withLock { finishedCount } }
@@ -193,12 +202,26 @@ final class FlushAhead: @unchecked Sendable {
         }
         guard go else { return }
         let code = fdatasync(fd) == 0 ? nil : errno
-        lock.withLock {
+        let closing: Int32? = lock.withLock {
             running -= 1
             finishedCount += 1
             if failure == nil { failure = code }
             lock.broadcast()
+            defer { closeAfter = nil }
+            return closeAfter
         }
+        if let closing { Glibc.close(closing) }
+    }
+
+    /// Closes `fd` now when no flush runs, else leaves it to the running one; drops a queued one.
+    func close(_ fd: Int32) {
+        let now = lock.withLock {
+            generation += 1
+            guard running > 0 else { return true }
+            closeAfter = fd
+            return false
+        }
+        if now { Glibc.close(fd) }
     }
 
     /// Waits until no flush runs and drops a queued one. - Returns: the `errno` of the first that failed.

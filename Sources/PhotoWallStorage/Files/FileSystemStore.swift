@@ -171,8 +171,8 @@ final class FileSystemWriter: FileWriter {
 
     func abort() {
         if fd >= 0 {
-            _ = writeback.settle()  // a flush ahead still holds `fd`
-            close(fd); fd = -1
+            writeback.close(fd)  // without waiting for a flush ahead (this may be the engine thread)
+            fd = -1
         }
         if !done { unlink(tmpPath); done = true }
     }

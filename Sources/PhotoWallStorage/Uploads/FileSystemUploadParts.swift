@@ -140,7 +140,7 @@ final class FileSystemPartWriter: UploadPartWriter {
 
     func close() {
         guard fd >= 0 else { return }
-        _ = writeback.settle()  // a flush ahead still holds `fd`
-        Glibc.close(fd); fd = -1
+        writeback.close(fd)  // without waiting for a flush ahead (this may be the engine thread)
+        fd = -1
     }
 }
