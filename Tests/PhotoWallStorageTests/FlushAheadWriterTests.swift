@@ -40,7 +40,7 @@ import PhotoWallStorage
 
         let gone = try store.makeWriter(for: "0123abcd_gone.bin")
         try Self.stream(Self.pattern(20 << 20)) { try gone.write($0) }
-        gone.abort()  // a flush ahead may still be running: abort waits for it before closing
+        gone.abort()  // a flush ahead may still be running: it closes the descriptor when it ends
         #expect(try store.location(of: "0123abcd_gone.bin") == nil)
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir + "/tmp").isEmpty)
     }
