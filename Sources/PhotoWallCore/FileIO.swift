@@ -86,9 +86,10 @@ public func preadAll(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, at of
 ///   1.2–1.4 ms per MiB); with an `fdatasync` started every 16 MiB, 11–25 ms.
 ///
 /// Call `wrote(_:fd:)` after each `write(2)`, `settle()` before the file's own sync, and close `fd`
-/// through `close(_:)` (or after `settle()`): a flush still running holds the descriptor. A flush that failed is reported by
-/// `settle()` only: its error is not seen again by a later `fdatasync` of the same open file
-/// (Linux reports a writeback error once per open file description), so the writer must fail then.
+/// through `close(_:)` (or after `settle()`): a flush still running holds the descriptor. A flush
+/// that failed is reported by `settle()` only: its error is not seen again by a later `fdatasync` of
+/// the same open file (Linux reports a writeback error once per open file description), so the
+/// writer must fail then.
 /// Not thread-safe: owned by one file writer.
 public struct WritebackStarter {
     /// How many bytes are left dirty before writeback is started (default 4 MiB); nil: never started
@@ -158,8 +159,8 @@ public struct WritebackStarter {
 /// a time; `settle` waits for the running one and drops a queued one (its job then does nothing, so
 /// it never touches a descriptor closed after `settle`).
 ///
-/// `@unchecked Sendable`: `generation`, `queued`, `running`, `failure`, `finishedCount` and `closeAfter` are read and written only
-/// with `lock` held.
+/// `@unchecked Sendable`: `generation`, `queued`, `running`, `failure`, `finishedCount` and
+/// `closeAfter` are read and written only with `lock` held.
 final class FlushAhead: @unchecked Sendable {
     /// The threads that run the flushes: they only wait on the disk. Two, so one slow file does not
     /// hold up every other file's flush (a device's cache flush covers every file anyway).
