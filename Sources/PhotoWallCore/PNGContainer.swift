@@ -12,6 +12,20 @@ public enum PNGContainer {
         return be32(UInt32(data.count)) + typeAndData + be32(crc32(typeAndData))
     }
 
+    /// The signature and the `IHDR` chunk of a `width` x `height` image of `bitDepth` bits per sample
+    /// and `colourType` (0 grey, 2 RGB, …), deflate, adaptive filtering, no interlace: the start of a
+    /// file whose other chunks follow.
+    public static func head(width: Int, height: Int, bitDepth: UInt8, colourType: UInt8) -> [UInt8] {
+        signature + chunk("IHDR", be32(UInt32(width)) + be32(UInt32(height)) + [bitDepth, colourType, 0, 0, 0])
+    }
+
+    /// A whole file: `head`, one `IDAT` holding `scanlines` (each row its filter byte, then its
+    /// samples) in stored deflate blocks, and `IEND`.
+    public static func file(width: Int, height: Int, bitDepth: UInt8, colourType: UInt8, scanlines: [UInt8]) -> [UInt8] {
+        head(width: width, height: height, bitDepth: bitDepth, colourType: colourType)
+            + chunk("IDAT", storedZlib(scanlines)) + chunk("IEND", [])
+    }
+
     /// `v` as 4 big-endian bytes.
     public static func be32(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8(v >> 16 & 255), UInt8(v >> 8 & 255), UInt8(v & 255)] }
 

@@ -12,8 +12,6 @@ public enum PNGFile {
         raw.reserveCapacity((1 + width / 8) * height)
         let row = [UInt8(0)] + [UInt8](repeating: 0xF0, count: width / 8)  // filter 0, then 4 white (1), 4 black (0)
         for _ in 0..<height { raw += row }
-        return PNGContainer.signature
-            + PNGContainer.chunk("IHDR", PNGContainer.be32(UInt32(width)) + PNGContainer.be32(UInt32(height)) + [1, 0, 0, 0, 0])
-            + PNGContainer.chunk("IDAT", PNGContainer.storedZlib(raw)) + PNGContainer.chunk("IEND", [])
+        return PNGContainer.file(width: width, height: height, bitDepth: 1, colourType: 0 /* grey */, scanlines: raw)
     }
 }

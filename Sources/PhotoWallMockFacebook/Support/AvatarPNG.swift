@@ -25,10 +25,7 @@ enum AvatarPNG {
                 raw.append(c.0); raw.append(c.1); raw.append(c.2)
             }
         }
-        var header = PNGContainer.be32(UInt32(width)) + PNGContainer.be32(UInt32(height))
-        header += [8, 2, 0, 0, 0] // depth 8, colour type 2 (RGB), deflate, adaptive filtering, no interlace
-        return PNGContainer.signature + PNGContainer.chunk("IHDR", header) + PNGContainer.chunk("IDAT", PNGContainer.storedZlib(raw))
-            + PNGContainer.chunk("IEND", [])
+        return PNGContainer.file(width: width, height: height, bitDepth: 8, colourType: 2 /* RGB */, scanlines: raw)
     }
 
     private static func mix(_ c: UInt8) -> UInt8 { UInt8((Int(c) * 45 + 255 * 55) / 100) }

@@ -52,10 +52,7 @@ enum MadeFiles {
                 raw += [v, v]
             }
         }
-        var png = PNGContainer.signature
-        png += PNGContainer.chunk("IHDR", PNGContainer.be32(UInt32(image.width)) + PNGContainer.be32(UInt32(image.height)) + [16, 2, 0, 0, 0])
-        png += PNGContainer.chunk("IDAT", PNGContainer.storedZlib(raw))
-        return png + PNGContainer.chunk("IEND", [])
+        return PNGContainer.file(width: image.width, height: image.height, bitDepth: 16, colourType: 2 /* RGB */, scanlines: raw)
     }
 
     /// An 8-bit PNG of `image` with an `iCCP` chunk holding `profile`.

@@ -5,8 +5,7 @@ import PhotoWallCore
 enum PNGBuilder {
     /// A 1x1 grey PNG whose zTXt chunk inflates to about `copies` x 258 bytes.
     static func zTXtBomb(copies: Int) -> [UInt8] {
-        var png = PNGContainer.signature
-        png += PNGContainer.chunk("IHDR", PNGContainer.be32(1) + PNGContainer.be32(1) + [8, 0, 0, 0, 0])
+        var png = PNGContainer.head(width: 1, height: 1, bitDepth: 8, colourType: 0 /* grey */)
         png += PNGContainer.chunk("zTXt", Array("Comment".utf8) + [0, 0] + deflateRun(byte: 0x61, copies: copies))
         // IDAT: zlib stored block holding filter byte 0 and one pixel of 128.
         let raw: [UInt8] = [0, 128]

@@ -29,9 +29,8 @@ enum TestFiles {
     /// which decoders skip) of random bytes: the server can decode it quickly, and its bytes are
     /// random, so a corrupted upload can't go unnoticed.
     static func paddedPNG(totalBytes: Int) -> [UInt8] {
-        var png = PNGContainer.signature
         let side = 16
-        png += PNGContainer.chunk("IHDR", PNGContainer.be32(UInt32(side)) + PNGContainer.be32(UInt32(side)) + [8, 2, 0, 0, 0])
+        var png = PNGContainer.head(width: side, height: side, bitDepth: 8, colourType: 2 /* RGB */)
         // Raw scanlines (filter 0 + RGB), in one zlib stored block.
         var raw: [UInt8] = []
         for y in 0..<side {
