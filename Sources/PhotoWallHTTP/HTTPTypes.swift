@@ -115,9 +115,9 @@ public struct Response: Sendable {
 /// `write` must not block for long (page-cache writes are fine; fsync belongs in the handler).
 /// Throwing from `write` aborts the connection. `abort()` is called instead of the handler when the
 /// client disconnects, times out or exceeds the route's limit mid-body; the sink decides what to keep
-/// (a file sink removes its temp file; a tus sink keeps what arrived). After a disconnect
-/// `abort()` runs on a worker thread, after the last `write` has returned, so it may block (sync,
-/// commit); for a body over its limit it runs on the engine thread before the 413 is sent.
+/// (a file sink removes its temp file; a tus sink keeps what arrived). `abort()` runs on a worker
+/// thread, after the last `write` has returned, so it may block (sync, commit); for a body over its
+/// limit the connection is suspended meanwhile, and the 413 is sent only after `abort()` returned.
 public protocol RequestBodySink: AnyObject, Sendable {
     func write(_ bytes: UnsafeRawBufferPointer) throws
     func abort()

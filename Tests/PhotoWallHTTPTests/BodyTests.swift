@@ -373,3 +373,77 @@ struct BodyTests {
         }
     }
 }
+
+/// A sink whose `abort` waits until the test opens its gate, as a tus `PATCH`'s abort waits for the
+/// `PATCH` before it and syncs what arrived.
+final class GatedAbortSink: RequestBodySink {
+    let bytes = Mutex(0)
+    let gate = Mutex(false)
+    let abortStarted = Atomic<Bool>(false)
+    let abortEnded = Atomic<Bool>(false)
+    func write(_ b: UnsafeRawBufferPointer) throws { bytes.withLock { $0 += b.count } }
+    func abort() {
+        abortStarted.store(true, ordering: .sequentiallyConsistent)
+        _ = eventually(timeoutSeconds: 20) { gate.withLock { $0 } }
+        abortEnded.store(true, ordering: .sequentiallyConsistent)
+    }
+    func openGate() { gate.withLock { $0 = true } }
+}
+
+@Suite("Request bodies over their limit")
+struct OverLimitAbortTests {
+    /// A body over its sink's limit (64 KiB), chunked (found mid-body) or declared (found when `open`
+    /// returns): the sink's abort may wait on the disk or on another request, and while it does, the
+    /// event thread (one here, so every connection is on it) still answers others. The 413 comes only
+    /// after the abort returned, and a chunked body's connection then carries the next request.
+    @Test(arguments: [true, false])
+    func anAbortThatWaitsStallsNoOtherConnection(chunked: Bool) throws {
+        let sinks = Mutex<[GatedAbortSink]>([])
+        var router = Router()
+        router.add("PUT", "/gated") { _ in
+            .streamed(maxBodyBytes: 1 << 20, open: { _ -> StreamOpenResult<GatedAbortSink> in
+                let sink = GatedAbortSink()
+                sinks.withLock { $0.append(sink) }
+                return .sink(sink, maxBodyBytes: 64 << 10)
+            }, handler: { _, sink in .json(["bytes": .number(Double(sink.bytes.withLock { $0 }))]) })
+        }
+        router.add("GET", "/ping") { _ in .inline(maxBodyBytes: 0) { _ in .json(["pong": true]) } }
+        try withServer(router, configure: { $0.eventThreads = 1 }) { _, port, log in
+            let answer = Box<(status: Int, abortHadEnded: Bool)?>(nil)
+            let next = Box<Int?>(nil)
+            let sender = TestThread {
+                guard let client = try? TestHTTPClient(port: port, timeoutSeconds: 30) else { return }
+                let r: TestHTTPResponse?
+                if chunked {
+                    r = try? client.request("PUT", "/gated", body: testBytes(256 << 10), chunked: true, chunkSize: 16 << 10)
+                } else {
+                    // The head alone: the 413 comes before any body byte, and the connection then closes.
+                    try? client.sendHead("PUT", "/gated", headers: [("Content-Length", "\(256 << 10)")])
+                    r = try? client.readResponse(method: "PUT")
+                }
+                let ended = sinks.withLock { $0.first }?.abortEnded.load(ordering: .sequentiallyConsistent) ?? false
+                answer.update { $0 = r.map { ($0.status, ended) } }
+                if chunked, r != nil {
+                    // The same connection carries the next request.
+                    let status = (try? client.request("PUT", "/gated", body: testBytes(1000)))?.status
+                    next.update { $0 = status }
+                }
+            }
+            #expect(eventually { sinks.withLock { $0.first }?.abortStarted.load(ordering: .sequentiallyConsistent) == true })
+            let sink = try #require(sinks.withLock { $0.first })
+            // Before the fix this request waited for the gate: the abort ran on the only event thread.
+            let other = try TestHTTPClient(port: port, timeoutSeconds: 3)
+            #expect(try other.request("GET", "/ping").status == 200)
+            #expect(answer.value == nil, "no 413 while the abort runs")
+            sink.openGate()
+            #expect(sender.join())
+            #expect(answer.value?.status == 413)
+            #expect(answer.value?.abortHadEnded == true, "the 413 went out after the abort returned")
+            #expect(sink.bytes.withLock { $0 } <= 64 << 10)
+            if chunked {
+                #expect(next.value == 200, "the connection stays usable")
+                #expect(log.wait(forCount: 3).map(\.status).sorted { ($0 ?? 0) < ($1 ?? 0) } == [200, 200, 413])
+            }
+        }
+    }
+}

@@ -121,7 +121,14 @@ final class Engine: Sendable {
             // worker while the connection is suspended. After the resume MHD calls the access handler
             // again, still before any body byte (and before `100 Continue`), and `opened` takes over.
             return suspendAndRun(context, connection: connection, phase: .opening(route)) {
-                .opened(Result { try route.open(head) })
+                let outcome = Result { try route.open(head) }
+                if case .success(.stream(let body)) = outcome, let length = head.contentLength, length > body.maxBodyBytes {
+                    // Declared over the sink's own limit: aborted here, on the worker, before `opened`
+                    // queues the 413 (see `bodyOverLimit` for why first, and why not on the event thread).
+                    body.sink.abort()
+                    return .opened(.failure(HTTPError.payloadTooLarge))
+                }
+                return .opened(outcome)
             }
         }
     }
@@ -157,12 +164,6 @@ final class Engine: Sendable {
             let peer = PeerConnection(socket: CMHDShim_connection_fd(connection))
             context.peer = peer
             body.sink.attach(peer)
-            if let length = head.contentLength, length > body.maxBodyBytes {
-                context.sinkAborted = true
-                // Here, while the client waits for this request's answer: see `bodyOverLimit`.
-                body.sink.abort()
-                return queueNow(context, render(HTTPError.payloadTooLarge, head), connection: connection)
-            }
             context.phase = .streaming(body)
             return .YES
         }
@@ -189,7 +190,7 @@ final class Engine: Sendable {
         if size > 0 {
             uploadDataSize.pointee = 0 // consumed (notes pitfall 8b); MHD calls again with the next piece
             guard let uploadData else { return .NO }
-            return receive(context, UnsafeRawBufferPointer(start: uploadData, count: size))
+            return receive(context, UnsafeRawBufferPointer(start: uploadData, count: size), connection: connection)
         }
         let head = context.head
         switch context.phase {
@@ -213,21 +214,21 @@ final class Engine: Sendable {
             return opened(context, connection: connection)
         case .streaming(let body):
             return dispatch(context, connection: connection) { [self] in respond(head) { try body.finish(head) } }
-        case .dispatched:
+        case .dispatched, .abortingOverLimit:
             return queueHandlerResponse(context, connection: connection)
         case .responded:
             return .YES
         }
     }
 
-    private func receive(_ context: RequestContext, _ bytes: UnsafeRawBufferPointer) -> MHD_Result {
+    private func receive(_ context: RequestContext, _ bytes: UnsafeRawBufferPointer, connection: OpaquePointer) -> MHD_Result {
         context.bodyBytes += bytes.count
         switch context.phase {
         case .buffering(let maxBodyBytes, _, _):
-            guard context.bodyBytes <= maxBodyBytes else { return bodyOverLimit(context, maxBodyBytes) }
+            guard context.bodyBytes <= maxBodyBytes else { return bodyOverLimit(context, maxBodyBytes, connection: connection) }
             context.body.append(contentsOf: bytes)
         case .streaming(let body):
-            guard context.bodyBytes <= body.maxBodyBytes else { return bodyOverLimit(context, body.maxBodyBytes) }
+            guard context.bodyBytes <= body.maxBodyBytes else { return bodyOverLimit(context, body.maxBodyBytes, connection: connection) }
             do {
                 try body.sink.write(bytes)
             } catch {
@@ -235,7 +236,7 @@ final class Engine: Sendable {
                               ["request.id": context.head.requestID, "error": "\(error)"])
                 return .NO
             }
-        case .discarding:
+        case .discarding, .abortingOverLimit:
             guard context.bodyBytes - context.discardingSince <= configuration.discardBodyLimitBytes else { return .NO }
         case .opening, .upgrading, .dispatched, .responded:
             return .NO // no body before `open` returned, nor after the final call; refuse rather than guess
@@ -247,19 +248,30 @@ final class Engine: Sendable {
     /// rest of the body read and dropped, up to `discardBodyLimitBytes` more, then `413` is sent: a
     /// chunked body (whose size nobody knew up front) gets its answer too. A body longer still closes
     /// the connection.
-    private func bodyOverLimit(_ context: RequestContext, _ maxBodyBytes: Int) -> MHD_Result {
+    ///
+    /// A sink's abort may sync and commit what arrived (a tus `PATCH` keeps it, after waiting for the
+    /// `PATCH` before it), so it runs on a worker while the connection is suspended, never on the event
+    /// thread, where it would stall every connection that thread serves. The 413 is queued only after the
+    /// abort returned (the call after the resume that ends the body): a client that reads it may act at
+    /// once (retry, ask the offset), and must find what the abort keeps or removes already done.
+    private func bodyOverLimit(_ context: RequestContext, _ maxBodyBytes: Int, connection: OpaquePointer) -> MHD_Result {
         logger.notice("request body over limit, discarding the rest",
                       ["request.id": context.head.requestID, "limit.bytes": "\(maxBodyBytes)"])
-        if let sink = context.sink, !context.sinkAborted {
-            context.sinkAborted = true
-            // Before the 413 goes out, on this thread: a client that reads it may act at once (retry,
-            // ask the offset), and must find what the abort keeps or removes already done.
-            sink.abort()
-        }
+        let head = context.head
+        let response = render(HTTPError.payloadTooLarge, head)
         context.body = []
         context.discardingSince = context.bodyBytes
-        context.phase = .discarding(render(HTTPError.payloadTooLarge, context.head))
-        return .YES
+        guard let sink = context.sink, !context.sinkAborted else {
+            context.phase = .discarding(response)
+            return .YES
+        }
+        context.sinkAborted = true
+        let result = suspendAndRun(context, connection: connection, phase: .abortingOverLimit) { [self] in
+            sink.abort()
+            return .ready(prepare(response, head: head))
+        }
+        if result == .NO { sink.abort() } // shutting down: no worker takes it, and the connection closes
+        return result
     }
 
     // MARK: - Worker hand-off

@@ -53,6 +53,9 @@ final class RequestContext: @unchecked Sendable {
         case discarding(Response)
         /// A protocol switch, answered `101` on the call after the (empty) body.
         case upgrading(UpgradeRoute)
+        /// A body went over its limit: the sink's abort runs on a worker (the connection suspended), what
+        /// else arrives is read and dropped, and the 413 the worker prepared is queued at the body's end.
+        case abortingOverLimit
         /// The handler was handed to the worker pool.
         case dispatched
         /// A response was queued.
