@@ -16,7 +16,7 @@ public final class CancellationToken: Sendable {
     public var isCancelled: Bool { flag.load(ordering: .sequentiallyConsistent) }
 
     /// Sleeps `seconds`, waking early when cancelled. - Returns: false when cancelled.
-    func sleep(seconds: Double) -> Bool {
+    public func sleep(seconds: Double) -> Bool {
         var left = seconds
         while left > 0 {
             if isCancelled { return false }

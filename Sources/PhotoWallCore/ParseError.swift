@@ -2,6 +2,8 @@
 ///
 /// The HTTP status follows the code (1 → 500, 101 → 404, every other code → 400) unless a
 /// factory sets an exception (119 on a file GET → 403). `cause` is logged, never sent.
+/// `retryAfterSeconds`, when set, is sent as `Retry-After` (RFC 9110 §10.2.3): the server did nothing
+/// and says when trying again may succeed.
 /// - Source: parse-rest-api.md §4; Parse-SDK-JS `ParseError.ts` for the codes.
 public struct ParseError: Error, Sendable, CustomStringConvertible {
     public var code: Code
@@ -9,13 +11,16 @@ public struct ParseError: Error, Sendable, CustomStringConvertible {
     public var status: Int
     public var cause: (any Error)?
     public var location: String
+    /// Seconds after which the same request may succeed (`Retry-After`); nil: not said.
+    public var retryAfterSeconds: Int?
 
     public init(_ code: Code, _ message: String, status: Int? = nil, cause: (any Error)? = nil,
-                fileID: String = #fileID, line: Int = #line) {
+                retryAfterSeconds: Int? = nil, fileID: String = #fileID, line: Int = #line) {
         self.code = code
         self.message = message
         self.status = status ?? code.defaultStatus
         self.cause = cause
+        self.retryAfterSeconds = retryAfterSeconds
         self.location = "\(fileID):\(line)"
     }
 

@@ -45,7 +45,7 @@ public struct APIErrorRenderer: Sendable {
             return response
         }
         if !route.isEmpty, route != mountPath, !route.hasPrefix(mountPath + "/"), let e = error as? ParseError {
-            return .json(e.json, status: e.status)
+            return .json(e.json, status: e.status, headers: HTTPHeaders(e.retryAfterHeaders))
         }
         return parse(error, head)
     }
@@ -58,7 +58,7 @@ public struct APIErrorRenderer: Sendable {
                 logger.error("internal error", ["request.id": head.requestID, "at": e.location,
                                                 "cause": String(describing: e.cause.map { "\($0)" } ?? e.message)])
             }
-            return Render.json(e.json, status: e.status)
+            return Render.json(e.json, status: e.status, headers: e.retryAfterHeaders)
         case let e as PlainError:
             return Render.json(["error": .string(e.message)], status: e.status)
         default:
@@ -101,3 +101,8 @@ struct TusVersionError: Error {}
 
 /// A tus body whose `Content-Type` is not `application/offset+octet-stream`: 415.
 struct UnsupportedMediaType: Error {}
+
+extension ParseError {
+    /// `Retry-After` when the error says when to try again (RFC 9110 §10.2.3, delay-seconds).
+    var retryAfterHeaders: [(String, String)] { retryAfterSeconds.map { [("Retry-After", "\($0)")] } ?? [] }
+}

@@ -12,7 +12,9 @@ import PhotoWallStorage
 /// The decoding runs on a pool of `concurrency` threads of its own (default: one per core, named
 /// `thumbnail-N`), not on the thread that handles the request, so a burst of uploads can't take every
 /// request thread; saves beyond that wait their turn, each giving its request's worker slot back
-/// until its render starts (see `render`). Not on Dispatch's global queues: other work
+/// until its render starts (see `render`), for at most `renderWaitLimit`: a save whose render has not
+/// started by then is refused with 124 and `Retry-After` (503), and its render stays queued for the
+/// client's retry to take. Not on Dispatch's global queues: other work
 /// there blocks on disks and networks (S3 part uploads, file syncs), and on Linux that pool adds a
 /// thread only about once a second while its threads are blocked, so a render could wait that long.
 /// A failure refuses the save with a clear Parse error and deletes any file made for it.
@@ -36,13 +38,26 @@ public final class ThumbnailService: Sendable {
     public let options: ThumbnailOptions
     let pool: WorkerPool
     let logger: Logger
+    /// How long a save waits for its render to start (`--render-wait-limit`): behind a backlog of renders
+    /// (a burst of large photos) it sends nothing meanwhile, and clients give up on a silent request
+    /// (curl's stall limit in the CLI: 30 s).
+    public let renderWaitLimit: Duration
+
+    /// The default `renderWaitLimit`: 20 s, within the 30 s of silence that clients commonly allow.
+    public static let defaultRenderWaitLimit = Duration.seconds(20)
+    /// `Retry-After` of a save refused because its render had not started, in seconds: the wait limit
+    /// (the render queue was at least that long), rounded up, from 1 to 5. The retry takes the render
+    /// queued for it.
+    var busyRetryAfterSeconds: Int { min(5, max(1, Int(renderWaitLimit.inSeconds.rounded(.up)))) }
 
     /// Render threads when none are asked for (`--thumbnail-threads`): one per core.
     public static var defaultConcurrency: Int { ProcessInfo.processInfo.activeProcessorCount }
 
     public init(files: FileService, sizes: Sizes = Sizes(), options: ThumbnailOptions = ThumbnailOptions(),
-                concurrency: Int = ThumbnailService.defaultConcurrency, logger: Logger) {
+                concurrency: Int = ThumbnailService.defaultConcurrency,
+                renderWaitLimit: Duration = ThumbnailService.defaultRenderWaitLimit, logger: Logger) {
         self.files = files; self.sizes = sizes; self.options = options; self.logger = logger
+        self.renderWaitLimit = renderWaitLimit
         pool = WorkerPool(threadCount: max(1, concurrency), name: "thumbnail")
     }
 
@@ -61,7 +76,9 @@ public final class ThumbnailService: Sendable {
     /// (the object write path drops an `image` equal to the stored one) does no imaging work.
     /// - Throws: 111 when the file was sent with an image type its bytes contradict (`FileService.imageTypeMismatch`);
     ///   111 `Unsupported image type: …` / `Image too large: …` / `Corrupt … image: …` /
-    ///   `Truncated … image: …` (the imaging module's sentences) for input the thumbnailer refuses; 130 when the image file doesn't exist or storing fails.
+    ///   `Truncated … image: …` (the imaging module's sentences) for input the thumbnailer refuses; 130 when the image file doesn't exist or storing fails;
+    ///   124 (HTTP 503, `Retry-After`) when the render had not started after `renderWaitLimit`: nothing
+    ///   was stored, and the render stays queued for the retry.
     public func thumbnailFields(for body: [String: JSON], original: StoredObject? = nil, auth: AuthContext = .master) throws(ParseError) -> SaveHookOutcome {
         guard let image = body["image"] else { return SaveHookOutcome() }
         let replaced = Self.derivedFileFields.compactMap { original?.fields[$0]?["name"]?.stringValue }
@@ -128,8 +145,9 @@ public final class ThumbnailService: Sendable {
     final class Render: Sendable {
         let started = DispatchSemaphore(value: 0), done = DispatchSemaphore(value: 0)
         let result = ResultBox()
-        /// When it was queued (a prerender unclaimed for `prerenderLifetime` is dropped).
-        let queuedAt = ContinuousClock.now
+        /// When it was queued, or put back for a retry (a prerender unclaimed for `prerenderLifetime`
+        /// is dropped).
+        let keptSince = Mutex(ContinuousClock.now)
         /// An idle render thread was woken for it when it was queued (`WorkerPool.submit`): it did not
         /// wait behind other renders.
         let wokeIdleThread = Atomic<Bool>(false)
@@ -161,7 +179,7 @@ public final class ThumbnailService: Sendable {
         let kept = prerendered.withLock { d -> Bool in
             // At most `prerenderLimit` entries: expiring them as each comes is cheap.
             let now = ContinuousClock.now
-            d = d.filter { now - $0.value.queuedAt < Self.prerenderLifetime }
+            d = d.filter { entry in entry.value.keptSince.withLock { now - $0 } < Self.prerenderLifetime }
             guard d.count < Self.prerenderLimit else { return false }
             d[record.name] = render
             return true
@@ -203,7 +221,7 @@ public final class ThumbnailService: Sendable {
     /// A prerender that could not read the file (object storage unreachable then) is done again.
     func render(path: String, name: String) throws(ParseError) -> Made {
         if let prerendered = prerendered.withLock({ $0.removeValue(forKey: name) }) {
-            let outcome = wait(for: prerendered, name: name)
+            let outcome = try wait(for: prerendered, name: name)
             if case .failure(let e) = outcome, e.code == .readFailed {
                 logger.debug("prerender could not read the file; rendering again", ["file": name])
             } else {
@@ -219,7 +237,10 @@ public final class ThumbnailService: Sendable {
     /// Waits for `render`'s result (the render of the file `name`). A render queued behind others (no
     /// idle render thread took it) that has not started logs "a save waits for a render thread" at debug
     /// level first: a backlog of renders shows there.
-    private func wait(for render: Render, name: String) -> Result<Made, ImagingError> {
+    /// - Throws: 124 (HTTP 503, `Retry-After`) when the render has not started after `renderWaitLimit`.
+    ///   It stays queued, kept as a prerender of `name` (its time restarts), so the client's retry
+    ///   takes it instead of queueing the same work again.
+    private func wait(for render: Render, name: String) throws(ParseError) -> Result<Made, ImagingError> {
         let started = render.started, done = render.done
         // While the render waits for a render thread, this request gives its worker slot back
         // (`WorkerPool.blocking`): it uses no CPU, and a slot held through a backlog of renders made every
@@ -228,7 +249,17 @@ public final class ThumbnailService: Sendable {
         // back would only admit more work to the same cores (the mixed load's p99 rose by 6-9 ms).
         if started.wait(timeout: .now()) == .timedOut {
             if !render.wokeIdleThread.load(ordering: .relaxed) { logger.debug("a save waits for a render thread", ["file": name]) }
-            WorkerPool.blocking { started.wait() }
+            let limit = renderWaitLimit
+            let startedInTime = WorkerPool.blocking { started.wait(timeout: .now() + limit.inSeconds) == .success }
+            if !startedInTime {
+                render.keptSince.withLock { $0 = .now }
+                prerendered.withLock { d in if d[name] == nil { d[name] = render } }
+                logger.notice("a save gave up waiting for its render to start; the render stays queued for the retry",
+                              ["file": name, "waited.s": "\(limit.inSeconds)"])
+                let after = busyRetryAfterSeconds
+                throw ParseError(.timeout, "The server is busy making thumbnails. Nothing was saved; try again in \(after) s.",
+                                 status: 503, retryAfterSeconds: after)
+            }
         }
         done.wait()
         return render.result.get()!

@@ -32,12 +32,17 @@ public final class Wall: ObjectServiceExtension {
         public var friendCacheSeconds: Double = 0
         /// Threads that render thumbnails (`--thumbnail-threads`, 1…); default one per core.
         public var thumbnailThreads = ThumbnailService.defaultConcurrency
+        /// How long a save waits for its render to start before it is refused with 124 and `Retry-After`
+        /// (`--render-wait-limit`; `ThumbnailService.renderWaitLimit`).
+        public var renderWaitLimit = ThumbnailService.defaultRenderWaitLimit
         public init(visibility: WallRules.Visibility = .friends, thumbnailSizes: ThumbnailService.Sizes = ThumbnailService.Sizes(),
                     feedThreshold: Int? = nil, friendSyncTTLSeconds: Int64 = 3600, friendCacheSeconds: Double = 0,
-                    thumbnailThreads: Int = ThumbnailService.defaultConcurrency) {
+                    thumbnailThreads: Int = ThumbnailService.defaultConcurrency,
+                    renderWaitLimit: Duration = ThumbnailService.defaultRenderWaitLimit) {
             self.visibility = visibility; self.thumbnailSizes = thumbnailSizes
             self.feedThreshold = feedThreshold; self.friendSyncTTLSeconds = friendSyncTTLSeconds
             self.friendCacheSeconds = friendCacheSeconds; self.thumbnailThreads = thumbnailThreads
+            self.renderWaitLimit = renderWaitLimit
         }
     }
 
@@ -69,7 +74,8 @@ public final class Wall: ObjectServiceExtension {
         friends = FriendService(graph: friendGraph, providers: providers, ttlSeconds: options.friendSyncTTLSeconds,
                                 cacheSeconds: options.friendCacheSeconds, logger: logger)
         rules = WallRules(database: database, friends: friends, visibility: options.visibility)
-        thumbnails = ThumbnailService(files: files, sizes: options.thumbnailSizes, concurrency: options.thumbnailThreads, logger: logger)
+        thumbnails = ThumbnailService(files: files, sizes: options.thumbnailSizes, concurrency: options.thumbnailThreads,
+                                      renderWaitLimit: options.renderWaitLimit, logger: logger)
         // Weak: the file service keeps this closure and the thumbnail service keeps the file service,
         // so a strong capture would be a cycle keeping the thumbnail service's render threads alive
         // after the wall is gone (a test makes many walls).

@@ -90,6 +90,9 @@ enum ServeCommand {
           --thumbnail-size N     longest edge of \(WallSchema.imageClass).thumbnail in pixels (PHOTOWALL_THUMBNAIL_SIZE; default 256)
           --display-size N       longest edge of \(WallSchema.imageClass).display in pixels (PHOTOWALL_DISPLAY_SIZE; default 1080)
           --thumbnail-threads N  threads rendering thumbnails (PHOTOWALL_THUMBNAIL_THREADS; default one per core)
+          --render-wait-limit SECONDS  a WallImage save whose thumbnails have not started rendering after this long
+                                 (a backlog of large photos) is refused with 124 and Retry-After (HTTP 503), and its
+                                 render stays queued for the retry (PHOTOWALL_RENDER_WAIT_LIMIT; default 20)
           --wall-visibility V    friends: images and comments seen by the owner and the owner's friends (default);
                                  public: by everyone (PHOTOWALL_WALL_VISIBILITY)
           --feed-threshold N     authors (friends + 1) up to which the feed probes per author; above it, it scans by
@@ -117,7 +120,7 @@ enum ServeCommand {
         do {
             let o = try Options(args, known: ["port", "host", "data-dir", "database", "files", "app-id", "master-key", "rest-key", "client-key",
                                               "javascript-key", "public-url", "max-upload-size", "max-json-size", "session-length",
-                                              "worker-threads", "active-workers", "local-threads", "max-connections", "max-connections-per-ip", "live-connections-per-ip", "live-ping-interval", "request-head-timeout", "query-time-limit", "log-level", "thumbnail-size", "display-size", "thumbnail-threads", "upload-expiry", "upload-reaper-interval", "upload-orphan-age", "upload-stall-timeout",
+                                              "worker-threads", "active-workers", "local-threads", "max-connections", "max-connections-per-ip", "live-connections-per-ip", "live-ping-interval", "request-head-timeout", "query-time-limit", "log-level", "thumbnail-size", "display-size", "thumbnail-threads", "render-wait-limit", "upload-expiry", "upload-reaper-interval", "upload-orphan-age", "upload-stall-timeout",
                                               "facebook-url", "facebook-app-id", "facebook-app-secret", "friend-sync-ttl",
                                               "wall-visibility", "feed-threshold", "web-root", "facebook-dialog-url"],
                                 flags: ["help", "allow-client-class-creation", "stop-on-stdin-eof"])
@@ -236,6 +239,13 @@ enum ServeCommand {
             guard let n = Int(t), (1...256).contains(n) else { throw UsageError(description: "bad --thumbnail-threads '\(t)' (1–256)") }
             thumbnailThreads = n
         }
+        var renderWaitLimit = ThumbnailService.defaultRenderWaitLimit
+        if let w = o.value("render-wait-limit", env: ["PHOTOWALL_RENDER_WAIT_LIMIT"]) {
+            guard let seconds = Double(w), seconds > 0, seconds <= 3600 else {
+                throw UsageError(description: "bad --render-wait-limit '\(w)' (seconds, up to 3600)")
+            }
+            renderWaitLimit = .milliseconds(Int64(seconds * 1000))
+        }
         var providers: [String: any IdentityProvider] = [:]
         var facebook: FacebookGraphProvider?
         if let graph = o.value("facebook-url", env: ["PHOTOWALL_FACEBOOK_URL"]) {
@@ -279,7 +289,8 @@ enum ServeCommand {
                         masterKey: config.masterKey,
                         options: Wall.Options(visibility: visibility, thumbnailSizes: sizes, feedThreshold: threshold,
                                               friendSyncTTLSeconds: friendTTL, friendCacheSeconds: cacheSeconds,
-                                              thumbnailThreads: thumbnailThreads),
+                                              thumbnailThreads: thumbnailThreads,
+                                              renderWaitLimit: renderWaitLimit),
                         events: events, logger: logger)
         logger.info("feed: per-author probes up to \(wall.feed.perAuthorThreshold) authors"
                     + (threshold == nil ? " (the database's suggestion for the images it holds)" : " (--feed-threshold)"))

@@ -421,6 +421,7 @@ enum UploadCommand {
         switch error.code {
         case .unreachable: what = "server unreachable"
         case .transport: what = "connection broke"
+        case .serverError where error.parseCode == 124: what = "server busy making thumbnails"
         case .serverError: what = "server error" + (error.httpStatus.map { " \($0)" } ?? "")
         case .checksumMismatch: what = "checksum refused"
         default: what = error.httpStatus.map { "HTTP \($0)" } ?? error.code.rawValue
@@ -429,12 +430,40 @@ enum UploadCommand {
         return "\(what), retrying in \(wait) (attempt \(attempt + 1))"
     }
 
+    /// `POST /classes/WallImage`, tried again while the server answers 124 with 503: its renders were
+    /// too far behind to start this photo's thumbnails within its wait limit. Nothing was saved then,
+    /// and the render stays queued for the retry, which waits the server's `Retry-After` (or the
+    /// backoff of `retry`, when longer), at most `retry.maxConsecutiveFailures` attempts in all.
+    /// - Returns: the new object's `objectId`.
+    /// - Throws: what the last attempt threw; `.cancelled` on Ctrl-C while waiting.
+    static func createWallImage(_ parse: ParseClient, fields: [String: JSON], retry: RetryPolicy,
+                                onRetry: (_ attempt: Int, _ delaySeconds: Double, ClientError) -> Void) throws(ClientError) -> String {
+        var attempt = 0
+        while true {
+            do {
+                return try parse.createObject(className: "WallImage", fields: fields)
+            } catch where error.httpStatus == 503 && error.parseCode == 124 && attempt + 1 < retry.maxConsecutiveFailures {
+                attempt += 1
+                let delay = max(retry.delaySeconds(beforeRetry: attempt), error.retryAfterSeconds ?? 0)
+                onRetry(attempt, delay, error)
+                guard Interrupt.token.sleep(seconds: delay) else { throw ClientError(.cancelled, "Cancelled.") }
+            }
+        }
+    }
+
     /// Uploads one file, then saves its WallImage and comment. - Returns: how it ended.
     static func uploadOne(_ job: Job, _ c: Context) -> Outcome {
         var state = UploadResumeState.load(server: c.server.baseURL, path: job.absolutePath, size: job.size,
                                            mtimeNanoseconds: job.mtimeNanoseconds)
         let file = JSON.string(job.path)
         let d = c.display, i = job.slot
+        /// A request is tried again after `delay` seconds: the notice on the file's line, a `retry` event.
+        @Sendable func showRetry(_ attempt: Int, _ delay: Double, _ error: ClientError) {
+            let notice = retryNotice(attempt: attempt, delaySeconds: delay, error: error)
+            d.retrying(i, notice: notice, json: ["event": "retry", "file": file, "attempt": .number(Double(attempt)),
+                                                 "delaySeconds": .number((delay * 1000).rounded() / 1000),
+                                                 "error": .string(error.message), "message": .string(notice)])
+        }
         d.start(i, path: job.path, total: job.size)
         do {
             if state.fileName == nil {
@@ -450,10 +479,7 @@ enum UploadCommand {
                     case .restarted(let previous, let reason):
                         d.event(i, ["event": "restarted", "file": file, "previousURL": .string(previous), "reason": .string(reason.message)])
                     case .retrying(let attempt, let delay, let error):
-                        let notice = retryNotice(attempt: attempt, delaySeconds: delay, error: error)
-                        d.retrying(i, notice: notice, json: ["event": "retry", "file": file, "attempt": .number(Double(attempt)),
-                                                             "delaySeconds": .number((delay * 1000).rounded() / 1000),
-                                                             "error": .string(error.message), "message": .string(notice)])
+                        showRetry(attempt, delay, error)
                     }
                 }, progress: { sent, total in
                     d.progress(i, path: job.path, sent: sent, total: total)
@@ -484,9 +510,8 @@ enum UploadCommand {
                 var image: [String: JSON] = ["__type": "File", "name": .string(state.fileName!)]
                 if let url = state.fileURL, !url.isEmpty { image["url"] = .string(url) }
                 let created = Result { () throws(ClientError) -> String in
-                    try parse.createObject(className: "WallImage", fields: [
-                        "image": .object(image), "user": user, "userFBId": .string(c.userFBId),
-                    ])
+                    try createWallImage(parse, fields: ["image": .object(image), "user": user, "userFBId": .string(c.userFBId)],
+                                        retry: c.tus.configuration.retry, onRetry: showRetry)
                 }
                 if case .failure(let e) = created, !e.isRetryable, e.httpStatus.map({ (400..<500).contains($0) }) == true {
                     // Refused for good (e.g. the image can't be decoded): running again won't help,

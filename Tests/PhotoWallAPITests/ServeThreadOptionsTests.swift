@@ -29,7 +29,8 @@ import Testing
         #expect(renderers.sorted() == ["thumbnail-0", "thumbnail-1", "thumbnail-2"], "\(renderers)")
     }
 
-    @Test(arguments: ["local-threads", "thumbnail-threads"], ["0", "many", "5000"])
+    /// `--render-wait-limit` takes seconds from above 0 to 3600: the same three values are refused.
+    @Test(arguments: ["local-threads", "thumbnail-threads", "render-wait-limit"], ["0", "many", "5000"])
     func aBadCountIsRefused(_ option: String, _ value: String) throws {
         let error = #expect(throws: TestServerError.self) { try ParseTestServer(extraArgs: ["--\(option)", value]) }
         #expect(error?.description.contains("bad --\(option) '\(value)'") == true, "\(String(describing: error))")

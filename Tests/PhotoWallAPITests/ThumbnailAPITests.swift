@@ -239,6 +239,46 @@ import PhotoWallCrypto
         #expect(finished.count == 4 && finished.first == "get", "finished in this order: \(finished)")
     }
 
+    /// A save waits for its render to start for at most `--render-wait-limit`. With one render thread
+    /// busy with the prerenders of eight 27-megapixel uploads (seconds of work), the save of a small photo
+    /// uploaded after them is refused at once with 124, HTTP 503 and `Retry-After`, and nothing is
+    /// stored for it; its render stays queued, and a retry once the backlog is gone takes it (the server's
+    /// log names the prerender) and answers 201 with the thumbnails. Without the limit the save waited
+    /// silently for the whole backlog, longer than clients wait for an answer (curl's 30 s in the CLI).
+    @Test func aSaveWhoseRenderCannotStartInTimeIsRefusedAndItsRetryTakesTheRender() async throws {
+        let server = try ParseTestServer(extraArgs: ["--thumbnail-threads", "1", "--render-wait-limit", "0.2", "--log-level", "debug"])
+        defer { server.stop() }
+        let (_, token) = try await server.signUp()
+        let big = Data(PNGFile.stripes(width: 6000, height: 4500))
+        for _ in 0..<8 {
+            let up = try await server.request("POST", "/files/big.png", body: big, key: .session(token), headers: ["Content-Type": "image/png"])
+            #expect(up.status == 201, "\(up.text)")
+        }
+        let up = try await server.request("POST", "/files/small.png", body: Data(PNGFile.stripes(width: 320, height: 200)),
+                                          key: .session(token), headers: ["Content-Type": "image/png"])
+        let name = try #require(up.json["name"]?.stringValue, "\(up.text)")
+        let save: JSON = ["image": ["__type": "File", "name": .string(name)]]
+        let started = ContinuousClock.now
+        let refused = try await server.request("POST", "/classes/WallImage", json: save, key: .session(token))
+        #expect(refused.status == 503 && refused.json["code"]?.intValue == 124, "\(refused.status) \(refused.text)")
+        #expect(refused.header("Retry-After") == "1")
+        #expect(ContinuousClock.now - started < .seconds(5), "refused after the limit, not after the backlog")
+        #expect(try server.storedFileNames().filter { $0.contains("_display") || $0.contains("_thumbnail") } == [],
+                "nothing stored for the refused save")
+        #expect(try await server.request("GET", "/classes/WallImage", key: .session(token)).json["results"]?.arrayValue?.count == 0)
+        // The retries: refused while the backlog lasts, then the queued render is taken.
+        var saved = refused
+        let deadline = ContinuousClock.now + .seconds(120)
+        while saved.status == 503, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(500))
+            saved = try await server.request("POST", "/classes/WallImage", json: save, key: .session(token))
+        }
+        #expect(saved.status == 201, "\(saved.status) \(saved.text)")
+        #expect(saved.json["width"]?.intValue == 320 && saved.json["height"]?.intValue == 200, "\(saved.text)")
+        #expect(saved.json["thumbnail"]?["name"]?.stringValue != nil)
+        #expect(server.serverLog().contains("thumbnails from the upload's prerender file=\(name)"), "the retry took the queued render")
+    }
+
     /// `photowall samples --scenes N` (the demo wall's photos): different subjects, times of day and
     /// seasons, in landscape, portrait and square frames, stored under every EXIF orientation, each
     /// coming out upright at its frame's size.

@@ -56,6 +56,35 @@ import Testing
         }
     }
 
+    /// A save refused because the server's renders are too far behind (124, HTTP 503, `Retry-After`:
+    /// one render thread busy with eight 27-megapixel prerenders, a 0.2 s wait limit) is tried again by
+    /// the CLI, which shows why ("server busy making thumbnails") and posts the photo once the backlog
+    /// is gone, with its thumbnail. Without the retry the file failed (exit 1) with the photo unposted.
+    @Test func uploadRetriesASaveRefusedWhileRendersAreBehind() async throws {
+        let server = try ParseTestServer(extraArgs: ["--thumbnail-threads", "1", "--render-wait-limit", "0.2"])
+        defer { server.stop() }
+        try await withTemporaryDirectory { home in
+            let (cli, _, userId) = try await Self.loggedIn(home, server: server)
+            let (_, token) = try await server.signUp()
+            let big = Data(PNGFile.stripes(width: 6000, height: 4500))
+            for _ in 0..<8 {
+                let up = try await server.request("POST", "/files/big.png", body: big, key: .session(token), headers: ["Content-Type": "image/png"])
+                #expect(up.status == 201, "\(up.text)")
+            }
+            let photo = try TestFiles.write(PNGFile.stripes(width: 320, height: 200), named: "small.png", in: home)
+            let r = try await onThread { try cli.run(["upload", photo, "--json"]) }
+            #expect(r.code == 0, "\(r.stderr)")
+            let retries = r.events.filter { $0["event"] as? String == "retry" }
+            #expect(!retries.isEmpty && retries.allSatisfy { ($0["message"] as? String)?.hasPrefix("server busy making thumbnails, retrying in 1 s") == true },
+                    "\(retries)")
+            let done = try #require(r.events.last { $0["event"] as? String == "done" })
+            let id = try #require(done["wallImageId"] as? String)
+            let saved = try await server.request("GET", "/classes/WallImage/\(id)", key: .master(nil))
+            #expect(saved.json["user"]?["objectId"]?.stringValue == userId)
+            #expect(saved.json["width"]?.intValue == 320 && saved.json["thumbnail"]?["name"]?.stringValue != nil, "\(saved.text)")
+        }
+    }
+
     @Test func uploadPostsAWallImageWithItsComment() async throws {
         try await withTemporaryDirectory { home in
             let (cli, _, userId) = try await Self.loggedIn(home)

@@ -130,8 +130,7 @@ extension Engine {
         let logs = configuration.accessLog && logger.level <= .info
         guard logs || configuration.onRequestCompleted != nil else { return }  // nobody reads the entry
         let elapsed = context.started.duration(to: .now)
-        let (seconds, attoseconds) = elapsed.components
-        let milliseconds = Double(seconds) * 1000 + Double(attoseconds) / 1e15
+        let milliseconds = elapsed.inSeconds * 1000
         let entry = AccessLogEntry(method: context.head.method, path: context.head.path, status: context.status,
                                    durationMilliseconds: milliseconds, requestID: context.head.requestID,
                                    remoteAddress: context.head.remoteAddress, termination: termination,

@@ -9,12 +9,16 @@ export class ApiError extends Error {
   }
 }
 
-/** Reads a failed response's message: Parse's {code, error}, the engine's {error}, or the status. */
+/** Reads a failed response's message: Parse's {code, error}, the engine's {error}, or the status;
+ *  and its Retry-After (delay-seconds, RFC 9110 §10.2.3) as `retryAfterMs`, when sent. */
 export async function errorFrom(res) {
   let body = null;
   try { body = await res.json(); } catch { /* not JSON */ }
   const message = body?.error ?? body?.message ?? `The server answered ${res.status}.`;
-  return new ApiError(body?.code ?? res.status, message, res.status);
+  const error = new ApiError(body?.code ?? res.status, message, res.status);
+  const after = Number.parseInt(res.headers.get('Retry-After') ?? '', 10);
+  if (after >= 0) error.retryAfterMs = after * 1000;
+  return error;
 }
 
 export class Api {

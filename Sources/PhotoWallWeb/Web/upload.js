@@ -279,7 +279,8 @@ export class Uploader {
       countdown = setInterval(show, 250);
     };
     const unreachable = (e) => e.status === 0 || e.code === 100 || [408, 423, 429, 500, 502, 503, 504].includes(e.status);
-    const trouble = (e) => (e.status === 0 || e.code === 100 ? "Can't reach the server" : `The server is busy (${e.status})`);
+    const trouble = (e) => (e.status === 0 || e.code === 100 ? "Can't reach the server"
+      : e.code === 124 ? 'The server is busy making thumbnails' : `The server is busy (${e.status})`);
 
     const rate = new Rate();
     const tus = new TusUpload(file, {
@@ -406,10 +407,12 @@ export class Uploader {
         li.classList.add('waiting');
         li.dataset.gaveUp = String(Number(li.dataset.gaveUp ?? 0) + 1);
         const what = trouble(e);
+        // Sooner when the server says when (a save whose thumbnails could not start in time: 124, 503).
+        const waitMs = Math.min(RESUME_MS, e.retryAfterMs ?? RESUME_MS);
         say(`${what.toLowerCase()}; the upload resumes by itself when it is back`);
-        countDown(RESUME_MS, (left) => `${what}. The upload resumes by itself when it's back: next try in ${left}.`);
+        countDown(waitMs, (left) => `${what}. The upload resumes by itself when it's back: next try in ${left}.`);
         await new Promise((resolve) => {
-          const timer = setTimeout(done, RESUME_MS);
+          const timer = setTimeout(done, waitMs);
           function done() { clearTimeout(timer); window.removeEventListener('online', done); wake = null; resolve(); }
           window.addEventListener('online', done);
           wake = done;
