@@ -118,11 +118,13 @@ public struct Response: Sendable {
 /// (a file sink removes its temp file; a tus sink keeps what arrived). `abort()` runs on a worker
 /// thread, after the last `write` has returned, so it may block (sync, commit); for a body over its
 /// limit the connection is suspended meanwhile, and the 413 is sent only after `abort()` returned.
+/// (While the server shuts down, with its workers stopped, it runs on the thread stopping it.)
 public protocol RequestBodySink: AnyObject, Sendable {
     func write(_ bytes: UnsafeRawBufferPointer) throws
     func abort()
-    /// The client disconnected mid-body: called on the engine thread the moment the engine learns it,
-    /// before `abort()` is queued for a worker (where it may wait its turn behind other requests). It
+    /// The request is ending without its handler (the client disconnected mid-body, or the body went
+    /// over its limit): called on the engine thread the moment the engine learns it, before `abort()`
+    /// is queued for a worker (where it may wait its turn behind other requests). It
     /// must be quick and never wait: it only lets others see at once that the request is ending, so
     /// that one asking for its outcome waits for `abort()` rather than read the state from before it.
     /// The default does nothing.

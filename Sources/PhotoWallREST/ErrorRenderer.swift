@@ -11,7 +11,8 @@ import PhotoWallServices
 ///   Parse-style body `{"code","error"}` (412 with `Tus-Version`, 409 with `Upload-Offset`, 423 with
 ///   `Retry-After`, 415 for a wrong `Content-Type`); other errors as on the Parse routes plus `Tus-Resumable`;
 ///   a `HEAD` (or `X-HTTP-Method-Override: HEAD`) answer has no body;
-/// - on the Parse routes (under the mount path): `ParseError` → `{"code","error"}`, `PlainError` →
+/// - on the Parse routes (under the mount path): `ParseError` → `{"code","error"}` (with `Retry-After`
+///   when it carries `retryAfterSeconds`: 124 from a save whose thumbnails could not start), `PlainError` →
 ///   `{"error"}`, both with the CORS headers; anything else → 500 `{"code":1,"message":"Internal server error."}`
 ///   with the cause logged;
 /// - on the page's own routes (PhotoWallWeb, e.g. the Facebook code exchange): `ParseError` → `{"code","error"}`

@@ -176,15 +176,7 @@ public final class ThumbnailService: Sendable {
     public func prerender(_ record: FileRecord) {
         guard Self.prerenderTypes.contains(record.contentType), record.declaredType == nil else { return }
         let render = Render()
-        let kept = prerendered.withLock { d -> Bool in
-            // At most `prerenderLimit` entries: expiring them as each comes is cheap.
-            let now = ContinuousClock.now
-            d = d.filter { entry in entry.value.keptSince.withLock { now - $0 } < Self.prerenderLifetime }
-            guard d.count < Self.prerenderLimit else { return false }
-            d[record.name] = render
-            return true
-        }
-        guard kept else { return }
+        guard keep(render, as: record.name, replacing: true) else { return }
         let name = record.name
         submit(render, path: { [files] () throws(ImagingError) -> String in
             // The file's place is found on the render thread: for object storage it may be a download.
@@ -197,6 +189,19 @@ public final class ThumbnailService: Sendable {
                 logger.debug("prerendered", ["file": name])
             }
         })
+    }
+
+    /// Keeps `render` as the prerender of the file `name`, after dropping the expired ones (at most
+    /// `prerenderLimit` entries: expiring them as each comes is cheap), unless `prerenderLimit` are kept
+    /// or, without `replacing`, one is kept for `name` already. - Returns: whether it was kept.
+    private func keep(_ render: Render, as name: String, replacing: Bool) -> Bool {
+        prerendered.withLock { d -> Bool in
+            let now = ContinuousClock.now
+            d = d.filter { entry in entry.value.keptSince.withLock { now - $0 } < Self.prerenderLifetime }
+            guard d.count < Self.prerenderLimit, replacing || d[name] == nil else { return false }
+            d[name] = render
+            return true
+        }
     }
 
     /// Queues `render` on the pool: `path` gives the file, then one decode makes both sizes;
@@ -238,8 +243,8 @@ public final class ThumbnailService: Sendable {
     /// idle render thread took it) that has not started logs "a save waits for a render thread" at debug
     /// level first: a backlog of renders shows there.
     /// - Throws: 124 (HTTP 503, `Retry-After`) when the render has not started after `renderWaitLimit`.
-    ///   It stays queued, kept as a prerender of `name` (its time restarts), so the client's retry
-    ///   takes it instead of queueing the same work again.
+    ///   It stays queued, kept as a prerender of `name` (its time restarts; not when `prerenderLimit`
+    ///   are kept already), so the client's retry takes it instead of queueing the same work again.
     private func wait(for render: Render, name: String) throws(ParseError) -> Result<Made, ImagingError> {
         let started = render.started, done = render.done
         // While the render waits for a render thread, this request gives its worker slot back
@@ -253,8 +258,8 @@ public final class ThumbnailService: Sendable {
             let startedInTime = WorkerPool.blocking { started.wait(timeout: .now() + limit.inSeconds) == .success }
             if !startedInTime {
                 render.keptSince.withLock { $0 = .now }
-                prerendered.withLock { d in if d[name] == nil { d[name] = render } }
-                logger.notice("a save gave up waiting for its render to start; the render stays queued for the retry",
+                let kept = keep(render, as: name, replacing: false)
+                logger.notice("a save gave up waiting for its render to start" + (kept ? "; the render stays queued for the retry" : ""),
                               ["file": name, "waited.s": "\(limit.inSeconds)"])
                 let after = busyRetryAfterSeconds
                 throw ParseError(.timeout, "The server is busy making thumbnails. Nothing was saved; try again in \(after) s.",

@@ -241,10 +241,10 @@ enum ServeCommand {
         }
         var renderWaitLimit = ThumbnailService.defaultRenderWaitLimit
         if let w = o.value("render-wait-limit", env: ["PHOTOWALL_RENDER_WAIT_LIMIT"]) {
-            guard let seconds = Double(w), seconds > 0, seconds <= 3600 else {
-                throw UsageError(description: "bad --render-wait-limit '\(w)' (seconds, up to 3600)")
+            guard let seconds = Double(w), seconds >= 0.001, seconds <= 3600 else {
+                throw UsageError(description: "bad --render-wait-limit '\(w)' (seconds, 0.001 to 3600)")
             }
-            renderWaitLimit = .milliseconds(Int64(seconds * 1000))
+            renderWaitLimit = .seconds(seconds)
         }
         var providers: [String: any IdentityProvider] = [:]
         var facebook: FacebookGraphProvider?

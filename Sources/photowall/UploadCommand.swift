@@ -199,7 +199,7 @@ enum UploadCommand {
                               comment: o.value("comment"), fileOnly: o.flag("file-only"), display: display, json: json)
         let started = ContinuousClock.now
         let outcomes = runParallel(jobs, width: parallel) { job in uploadOne(job, context) }
-        let elapsed = UploadDisplay.seconds(ContinuousClock.now - started)
+        let elapsed = (ContinuousClock.now - started).inSeconds
         return finish(jobs: jobs, outcomes: outcomes, refusals: refusals, duplicates: duplicates, seconds: elapsed, display: display, json: json)
     }
 

@@ -297,15 +297,10 @@ final class UploadDisplay: Sendable {
     /// `8.1 MiB/s  ETA 0:01`, once the rate is known and while bytes remain.
     static func rateAndETA(_ l: Line) -> String? {
         guard let started = l.started, l.sent < l.total else { return nil }
-        let elapsed = seconds(ContinuousClock.now - started)
+        let elapsed = (ContinuousClock.now - started).inSeconds
         let rate = elapsed > 0.2 ? Double(l.sent - l.startSent) / elapsed : 0
         guard rate > 0 else { return nil }
         return "\(bytes(Int64(rate)))/s  ETA \(duration(Double(l.total - l.sent) / rate))"
-    }
-
-    static func seconds(_ d: Duration) -> Double {
-        let c = d.components
-        return Double(c.seconds) + Double(c.attoseconds) / 1e18
     }
 
     static func bytes(_ n: Int64) -> String {

@@ -57,9 +57,12 @@ import Testing
     }
 
     /// A save refused because the server's renders are too far behind (124, HTTP 503, `Retry-After`:
-    /// one render thread busy with eight 27-megapixel prerenders, a 0.2 s wait limit) is tried again by
-    /// the CLI, which shows why ("server busy making thumbnails") and posts the photo once the backlog
-    /// is gone, with its thumbnail. Without the retry the file failed (exit 1) with the photo unposted.
+    /// one render thread kept busy by 27-megapixel prerenders, a 0.2 s wait limit) is tried again by the
+    /// CLI, which shows why ("server busy making thumbnails") and posts the photo once the backlog is
+    /// gone, with its thumbnail. Large photos are uploaded while the CLI runs, until the server logs
+    /// that a save gave up waiting, so the backlog is there whenever the CLI's save comes (a test run in
+    /// parallel with others can slow the CLI more than the renders). Without the retry the file failed
+    /// (exit 1) with the photo unposted.
     @Test func uploadRetriesASaveRefusedWhileRendersAreBehind() async throws {
         let server = try ParseTestServer(extraArgs: ["--thumbnail-threads", "1", "--render-wait-limit", "0.2"])
         defer { server.stop() }
@@ -67,15 +70,23 @@ import Testing
             let (cli, _, userId) = try await Self.loggedIn(home, server: server)
             let (_, token) = try await server.signUp()
             let big = Data(PNGFile.stripes(width: 6000, height: 4500))
-            for _ in 0..<8 {
+            @Sendable func uploadBig() async throws {
                 let up = try await server.request("POST", "/files/big.png", body: big, key: .session(token), headers: ["Content-Type": "image/png"])
                 #expect(up.status == 201, "\(up.text)")
             }
+            for _ in 0..<4 { try await uploadBig() }
             let photo = try TestFiles.write(PNGFile.stripes(width: 320, height: 200), named: "small.png", in: home)
-            let r = try await onThread { try cli.run(["upload", photo, "--json"]) }
+            async let run = onThread { try cli.run(["upload", photo, "--json"]) }
+            var fed = 0
+            while !server.serverLog().contains("a save gave up waiting for its render to start"), fed < 40 {
+                try await uploadBig()
+                fed += 1
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            let r = try await run
             #expect(r.code == 0, "\(r.stderr)")
             let retries = r.events.filter { $0["event"] as? String == "retry" }
-            #expect(!retries.isEmpty && retries.allSatisfy { ($0["message"] as? String)?.hasPrefix("server busy making thumbnails, retrying in 1 s") == true },
+            #expect(!retries.isEmpty && retries.allSatisfy { ($0["message"] as? String)?.hasPrefix("server busy making thumbnails, retrying in ") == true },
                     "\(retries)")
             let done = try #require(r.events.last { $0["event"] as? String == "done" })
             let id = try #require(done["wallImageId"] as? String)
@@ -232,10 +243,10 @@ import Testing
             let args = ["upload", photo, "--comment", "resumed", "--chunk-size", "64k", "--json"]
 
             // Ctrl-C once a chunk is surely stored. `sentBytes` counts bytes handed to the connection, not
-            // confirmed ones, and a cut PATCH with a checksum (the CLI's default) keeps nothing. At most three
-            // PATCHes are in flight (`UploadRun.pipelineDepth`), so a fourth chunk's bytes go out only after the
-            // first one was answered: past three chunks, the server has committed at least one.
-            let confirmedAfter = 3 * 64 * 1024
+            // confirmed ones, and a cut PATCH with a checksum (the CLI's default) keeps nothing. At most four
+            // PATCHes are in flight (`UploadRun.pipelineDepth`), so a fifth chunk's bytes go out only after the
+            // first one was answered: past four chunks, the server has committed at least one.
+            let confirmedAfter = 4 * 64 * 1024
             let out = Pipe()
             let p = try cli.start(args, stdout: .pipe(out), stderr: .null)
             let firstRun = await onThread { () -> String in

@@ -42,7 +42,7 @@ public struct TusClient: Sendable {
         /// Shortest time between two progress callbacks, in seconds (default 0.05: at most 20 per second).
         public var progressIntervalSeconds: Double
         /// Start the next chunk's PATCH, on another connection, as soon as the last one's body is
-        /// sent, instead of after its answer (default true; up to three in flight): the bytes travel
+        /// sent, instead of after its answer (default true; up to four in flight): the bytes travel
         /// while the server syncs and commits the chunks before. A server that does not take
         /// pipelined PATCHes refuses them (409/423) and the client goes on without.
         public var pipelining: Bool

@@ -190,7 +190,8 @@ final class Engine: Sendable {
         if size > 0 {
             uploadDataSize.pointee = 0 // consumed (notes pitfall 8b); MHD calls again with the next piece
             guard let uploadData else { return .NO }
-            return receive(context, UnsafeRawBufferPointer(start: uploadData, count: size), connection: connection)
+            return receive(context, UnsafeRawBufferPointer(start: uploadData, count: size), connection: connection,
+                           uploadDataSize: uploadDataSize)
         }
         let head = context.head
         switch context.phase {
@@ -221,14 +222,19 @@ final class Engine: Sendable {
         }
     }
 
-    private func receive(_ context: RequestContext, _ bytes: UnsafeRawBufferPointer, connection: OpaquePointer) -> MHD_Result {
+    private func receive(_ context: RequestContext, _ bytes: UnsafeRawBufferPointer, connection: OpaquePointer,
+                         uploadDataSize: UnsafeMutablePointer<Int>) -> MHD_Result {
         context.bodyBytes += bytes.count
         switch context.phase {
         case .buffering(let maxBodyBytes, _, _):
-            guard context.bodyBytes <= maxBodyBytes else { return bodyOverLimit(context, maxBodyBytes, connection: connection) }
+            guard context.bodyBytes <= maxBodyBytes else {
+                return bodyOverLimit(context, maxBodyBytes, connection: connection, uploadDataSize: uploadDataSize, piece: bytes.count)
+            }
             context.body.append(contentsOf: bytes)
         case .streaming(let body):
-            guard context.bodyBytes <= body.maxBodyBytes else { return bodyOverLimit(context, body.maxBodyBytes, connection: connection) }
+            guard context.bodyBytes <= body.maxBodyBytes else {
+                return bodyOverLimit(context, body.maxBodyBytes, connection: connection, uploadDataSize: uploadDataSize, piece: bytes.count)
+            }
             do {
                 try body.sink.write(bytes)
             } catch {
@@ -251,27 +257,43 @@ final class Engine: Sendable {
     ///
     /// A sink's abort may sync and commit what arrived (a tus `PATCH` keeps it, after waiting for the
     /// `PATCH` before it), so it runs on a worker while the connection is suspended, never on the event
-    /// thread, where it would stall every connection that thread serves. The 413 is queued only after the
-    /// abort returned (the call after the resume that ends the body): a client that reads it may act at
-    /// once (retry, ask the offset), and must find what the abort keeps or removes already done.
-    private func bodyOverLimit(_ context: RequestContext, _ maxBodyBytes: Int, connection: OpaquePointer) -> MHD_Result {
+    /// thread, where it would stall every connection that thread serves. The sink hears at once that the
+    /// request is ending (`disconnected`), so a request asking for its outcome meanwhile waits for the
+    /// abort. The 413 is queued only after the abort returned (the call after the resume that ends the
+    /// body): a client that reads it may act at once (retry, ask the offset), and must find what the
+    /// abort keeps or removes already done.
+    ///
+    /// The piece that went over is left unconsumed while the connection is suspended (`piece` bytes,
+    /// given back through `uploadDataSize`): MHD's body loop then stops for this pass, so no chunk after
+    /// it is parsed and no call (a final one included) comes while the connection is suspended. 0.9.75
+    /// already ends the loop after each call with data; this keeps it so whatever the loop does. MHD
+    /// hands the piece over again after the resume, and it is dropped then, counted against the discard
+    /// limit.
+    private func bodyOverLimit(_ context: RequestContext, _ maxBodyBytes: Int, connection: OpaquePointer,
+                               uploadDataSize: UnsafeMutablePointer<Int>, piece: Int) -> MHD_Result {
         logger.notice("request body over limit, discarding the rest",
                       ["request.id": context.head.requestID, "limit.bytes": "\(maxBodyBytes)"])
         let head = context.head
         let response = render(HTTPError.payloadTooLarge, head)
         context.body = []
-        context.discardingSince = context.bodyBytes
         guard let sink = context.sink, !context.sinkAborted else {
+            context.discardingSince = context.bodyBytes
             context.phase = .discarding(response)
             return .YES
         }
-        context.sinkAborted = true
+        context.bodyBytes -= piece
+        context.discardingSince = context.bodyBytes
+        sink.disconnected()
         let result = suspendAndRun(context, connection: connection, phase: .abortingOverLimit) { [self] in
             sink.abort()
             return .ready(prepare(response, head: head))
         }
-        if result == .NO { sink.abort() } // shutting down: no worker takes it, and the connection closes
-        return result
+        // Refused only while shutting down: the connection closes, and its completion aborts the sink
+        // (off the event thread, as for a client that left).
+        guard result == .YES else { return result }
+        context.sinkAborted = true
+        uploadDataSize.pointee = piece
+        return .YES
     }
 
     // MARK: - Worker hand-off

@@ -81,7 +81,8 @@ public final class UploadAppend: @unchecked Sendable {
         var hasSuccessor = false
         /// The commit under way gives the upload up (no successor, not the last chunk).
         var lettingGo = false
-        /// The client disconnected mid-body; `abort` is queued and will keep what arrived.
+        /// The client disconnected mid-body, or the body went over its limit; `abort` is queued and
+        /// will keep what arrived.
         var disconnected = false
         /// Asks the connection whether the client hung up (`attach(clientHungUp:)`); nil until given.
         var clientHungUp: (@Sendable () -> Bool)?
@@ -175,7 +176,8 @@ public final class UploadAppend: @unchecked Sendable {
         keepWhatArrived()
     }
 
-    /// The connection was cut mid-body (on the engine thread, before `abort` is queued for a worker):
+    /// The connection was cut mid-body, or the body went over its limit (on the engine thread, before
+    /// `abort` is queued for a worker):
     /// from now on the request counts as ending (`isLettingGo`), so a HEAD or a newer PATCH waits for
     /// `abort` to keep what arrived instead of reading the offset from before this request.
     public func disconnected() {
@@ -359,7 +361,7 @@ final class Latch<Value: Sendable>: Sendable {
     }
 
     private func waitBlocking(timeout: Duration?) -> Value? {
-        let deadline = timeout.map { Date(timeIntervalSinceNow: Double($0.components.seconds) + Double($0.components.attoseconds) / 1e18) }
+        let deadline = timeout.map { Date(timeIntervalSinceNow: $0.inSeconds) }
         condition.lock()
         defer { condition.unlock() }
         while true {
