@@ -56,32 +56,31 @@ import Testing
         }
     }
 
-    /// A save refused because the server's renders are too far behind (124, HTTP 503, `Retry-After`:
-    /// one render thread kept busy by 27-megapixel prerenders, a 0.2 s wait limit) is tried again by the
-    /// CLI, which shows why ("server busy making thumbnails") and posts the photo once the backlog is
-    /// gone, with its thumbnail. Large photos are uploaded while the CLI runs, until the server logs
-    /// that a save gave up waiting, so the backlog is there whenever the CLI's save comes (a test run in
-    /// parallel with others can slow the CLI more than the renders). Without the retry the file failed
-    /// (exit 1) with the photo unposted.
+    /// A save refused because the server's renders are too far behind (124, HTTP 503, `Retry-After`) is
+    /// tried again by the CLI, which shows why ("server busy making thumbnails") and posts the photo
+    /// once the backlog is gone, with its thumbnail. The server has one render thread and a 1 ms wait
+    /// limit, and 60-megapixel photos are uploaded while the CLI runs, until the server logs that a save
+    /// gave up waiting. So the render thread is busy whenever the CLI's save comes, however a loaded test
+    /// run paces the CLI, the uploads and the renders. Without the retry the file failed (exit 1) with
+    /// the photo unposted.
     @Test func uploadRetriesASaveRefusedWhileRendersAreBehind() async throws {
-        let server = try ParseTestServer(extraArgs: ["--thumbnail-threads", "1", "--render-wait-limit", "0.2"])
+        let server = try ParseTestServer(extraArgs: ["--thumbnail-threads", "1", "--render-wait-limit", "0.001"])
         defer { server.stop() }
         try await withTemporaryDirectory { home in
             let (cli, _, userId) = try await Self.loggedIn(home, server: server)
             let (_, token) = try await server.signUp()
-            let big = Data(PNGFile.stripes(width: 6000, height: 4500))
+            let big = Data(PNGFile.stripes(width: 8000, height: 7500))
             @Sendable func uploadBig() async throws {
                 let up = try await server.request("POST", "/files/big.png", body: big, key: .session(token), headers: ["Content-Type": "image/png"])
                 #expect(up.status == 201, "\(up.text)")
             }
-            for _ in 0..<4 { try await uploadBig() }
+            for _ in 0..<2 { try await uploadBig() }
             let photo = try TestFiles.write(PNGFile.stripes(width: 320, height: 200), named: "small.png", in: home)
             async let run = onThread { try cli.run(["upload", photo, "--json"]) }
             var fed = 0
-            while !server.serverLog().contains("a save gave up waiting for its render to start"), fed < 40 {
+            while !server.serverLog().contains("a save gave up waiting for its render to start"), fed < 20 {
                 try await uploadBig()
                 fed += 1
-                try await Task.sleep(for: .milliseconds(100))
             }
             let r = try await run
             #expect(r.code == 0, "\(r.stderr)")
