@@ -266,11 +266,11 @@ import PhotoWallCrypto
             let up = try await server.request("POST", "/files/big.png", body: big, key: .session(token), headers: ["Content-Type": "image/png"])
             #expect(up.status == 201, "\(up.text)")
         }
-        let started = ContinuousClock.now
+        // Refused while its render was still queued (a render that started is waited for): no timing
+        // is asserted, a loaded run may slow the request itself.
         let refused = try await server.request("POST", "/classes/WallImage", json: save, key: .session(token))
         #expect(refused.status == 503 && refused.json["code"]?.intValue == 124, "\(refused.status) \(refused.text)")
         #expect(refused.header("Retry-After") == "1")
-        #expect(ContinuousClock.now - started < .seconds(5), "refused after the limit, not after the backlog")
         #expect(try derivedFiles() == derivedBefore, "nothing stored for the refused save")
         #expect(try await server.request("GET", "/classes/WallImage", key: .session(token)).json["results"]?.arrayValue?.count == 1)
         // The retries: refused while the backlog lasts, then the queued render is taken.
