@@ -156,8 +156,8 @@ final class UploadRun {
     /// ones behind while the one before commits, so its sync latency no longer paces the upload).
     /// Four: with 4 MiB chunks and SHA-256 on this project's 2-core machine and virtual disk, 256 MiB
     /// went at 132–185 MB/s with three (median 163) and 170–215 with four (median 193), in eight
-    /// alternating pairs; four of the server's eight pipeline places (`UploadService.pipelineSlots`,
-    /// shared by all uploads) at most, three of them behind the first.
+    /// alternating pairs. Three of them (those behind the first) take places of the server's sixteen for
+    /// pipelined PATCHes (`UploadService.pipelineSlots`, shared by all uploads).
     static let pipelineDepth = 4
     /// The further connections, for pipelined PATCHes (made on first use).
     var pipelinedRequests: [TusRequests] = []
