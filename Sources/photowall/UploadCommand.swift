@@ -444,7 +444,7 @@ enum UploadCommand {
                 return try parse.createObject(className: "WallImage", fields: fields)
             } catch where error.httpStatus == 503 && error.parseCode == 124 && attempt + 1 < retry.maxConsecutiveFailures {
                 attempt += 1
-                let delay = max(retry.delaySeconds(beforeRetry: attempt), error.retryAfterSeconds ?? 0)
+                let delay = retry.delaySeconds(beforeRetry: attempt, after: error)
                 onRetry(attempt, delay, error)
                 guard Interrupt.token.sleep(seconds: delay) else { throw ClientError(.cancelled, "Cancelled.") }
             }

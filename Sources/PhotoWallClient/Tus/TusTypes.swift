@@ -29,6 +29,13 @@ public struct RetryPolicy: Sendable, Hashable {
         self.multiplier = max(1, multiplier)
     }
 
+    /// The delay before retry `attempt` (1-based) after `error`, in seconds: the backoff, or longer
+    /// when the server said when to come back (`Retry-After`: a tus 423 while another instance's
+    /// lease lapses, a save refused while renders are behind).
+    public func delaySeconds(beforeRetry attempt: Int, after error: ClientError) -> Double {
+        max(delaySeconds(beforeRetry: attempt), error.retryAfterSeconds ?? 0)
+    }
+
     /// The jittered delay before retry `attempt` (1-based), in seconds.
     public func delaySeconds(beforeRetry attempt: Int) -> Double {
         var d = initialDelaySeconds

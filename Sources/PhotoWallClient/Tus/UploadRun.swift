@@ -98,9 +98,7 @@ final class UploadRun {
                 consecutiveFailures += 1
                 guard error.isRetryable, consecutiveFailures < configuration.retry.maxConsecutiveFailures else { throw counted(error) }
                 retries += 1
-                // The backoff, or longer when the server says when to come back (a 423 while
-                // another instance's lease lapses).
-                let delay = max(configuration.retry.delaySeconds(beforeRetry: consecutiveFailures), error.retryAfterSeconds ?? 0)
+                let delay = configuration.retry.delaySeconds(beforeRetry: consecutiveFailures, after: error)
                 onEvent(.retrying(attempt: consecutiveFailures, delaySeconds: delay, error: error))
                 guard cancellation.sleep(seconds: delay) else { throw ClientError(.cancelled, "Cancelled.") }
                 if uploadURL != nil { needHead = true }
